@@ -1,0 +1,138 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/complybox/complybox/store"
+)
+
+// encode writes v as JSON with status.
+func (s *Server) encode(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("encode response", "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// readBody reads the whole request body within its limit. Returns ETOOLARGE
+// past the limit.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", tooLarge.Limit)
+		}
+		return nil, store.Errorf(store.EINVALID, "bad_request", "could not read the request body")
+	}
+	return b, nil
+}
+
+// decode reads a JSON object from the body into v. An empty body decodes as
+// {}. Returns EINVALID for malformed JSON or a value of the wrong type,
+// naming the field, and ETOOLARGE past the body limit.
+func decode(r *http.Request, v any) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeBytes(b, v)
+}
+
+// decodeBytes is decode for a body already read.
+func decodeBytes(b []byte, v any) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		b = []byte("{}")
+	}
+	if b[0] != '{' {
+		return store.Errorf(store.EINVALID, "malformed_json", "request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return store.Errorf(store.EINVALID, "malformed_json", "request body has data after the JSON object")
+	}
+	return nil
+}
+
+// jsonError turns a encoding/json error into EINVALID naming the field.
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		field := typeErr.Field
+		if field == "" {
+			field = "body"
+		}
+		return store.Invalid(field, "%s must be of type %s, not %s", field, jsonType(typeErr.Type.Kind().String()), typeErr.Value)
+	}
+	var e *store.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return store.Errorf(store.EINVALID, "malformed_json", "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "map", "struct", "ptr":
+		return "object"
+	}
+	return "number"
+}
+
+// bodyHash returns the hex SHA-256 of a body, for idempotency keys.
+func bodyHash(b []byte) string {
+	h := sha256.Sum256(bytes.TrimSpace(b))
+	return hex.EncodeToString(h[:])
+}
+
+// page reads ?limit= (1..200, default 50) and ?cursor=. Returns EINVALID
+// naming the parameter.
+func page(r *http.Request) (store.Page, error) {
+	q := r.URL.Query()
+	p := store.Page{Limit: store.DefaultLimit, Cursor: q.Get("cursor")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > store.MaxLimit {
+			return p, store.Invalid("limit", "limit must be an integer from 1 to %d", store.MaxLimit)
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// list is the body of every list endpoint.
+type list[T any] struct {
+	Items      []T     `json:"items"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+func newList[T any](items []T, next *string) list[T] {
+	if items == nil {
+		items = []T{}
+	}
+	return list[T]{Items: items, NextCursor: next}
+}

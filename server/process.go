@@ -1,0 +1,43 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/complybox/complybox/store"
+)
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if s.disp == nil || !s.disp.Running() {
+		return store.Errorf(store.EUNAVAILABLE, "starting", "the dispatcher is not running")
+	}
+	s.encode(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// backup streams a consistent copy of the db (bbolt Tx.WriteTo).
+func (s *Server) backup(w http.ResponseWriter, r *request) error {
+	err := s.store.Backup(w, func(size int64) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="complybox-backup.db"`)
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	})
+	if err != nil {
+		s.log.Error("backup", "err", err) // headers are gone: the client sees a short body
+	}
+	return nil
+}
+
+// openapi serves the OpenAPI 3.1 document, merged from the fragments under
+// openapi/ (one per area of the API).
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	doc, err := openapiDocument(s.cfg.Version)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(doc)
+	return nil
+}

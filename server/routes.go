@@ -1,0 +1,72 @@
+package server
+
+// routes lists every route of complybox: the API can be read in one place.
+// api(...) requires X-Api-Key and X-Api-Secret; admin(...) also the admin
+// role; public(...) requires nothing.
+func (s *Server) routes() {
+	r := s.router
+
+	// Process.
+	r.GET("/healthz", s.public(s.healthz))
+	r.GET("/openapi.json", s.public(s.openapi))
+	r.GET("/v1/admin/backup", s.admin(s.backup))
+
+	// Custody webhooks (seed 001 §4).
+	r.PUT("/webhooks/outbound", s.api(s.putWebhook))
+	r.GET("/webhooks/outbound", s.api(s.getWebhook))
+	r.POST("/webhooks/outbound/test", s.api(s.testWebhook))
+	r.GET("/webhooks/deliveries", s.api(s.listDeliveries))
+	r.GET("/webhooks/deliveries/:id", s.api(s.getDelivery))
+	r.POST("/webhooks/deliveries/:id", s.api(s.postDeliveries)) // only :id = "retry": bulk retry
+	r.POST("/webhooks/deliveries/:id/retry", s.api(s.retryDelivery))
+	r.GET("/webhooks/events/catalog", s.api(s.custodyCatalog))
+
+	// Custody ledger (SPEC §4).
+	r.GET("/assets", s.api(s.listAssets))
+	r.POST("/vaults", s.api(s.createVault))
+	r.GET("/vaults", s.api(s.listVaults))
+	r.GET("/vaults/:id", s.api(s.getVault))
+	r.POST("/vaults/:id/wallets", s.api(s.createWallet))
+	r.GET("/vaults/:id/wallets", s.api(s.listWallets))
+	r.GET("/wallets/:id", s.api(s.getWallet))
+	r.GET("/wallets/:id/balance", s.api(s.getBalance))
+	r.POST("/transactions", s.api(s.createTransaction))
+	r.GET("/transactions", s.api(s.listTransactions))
+	r.GET("/transactions/:id", s.api(s.getTransaction))
+	r.POST("/transactions/:id/advance", s.api(s.advanceTransaction))
+	r.POST("/transactions/:id/fail", s.api(s.failTransaction))
+	r.POST("/transactions/:id/cancel", s.api(s.cancelTransaction))
+	r.POST("/sandbox/deposits", s.api(s.createDeposit))
+
+	// Verification: levels (SPEC §3.1).
+	r.GET("/v1/levels", s.api(s.listLevels))
+	r.POST("/v1/levels", s.api(s.createLevel))
+	r.GET("/v1/levels/:levelName", s.api(s.getLevel))
+	r.PATCH("/v1/levels/:levelName", s.api(s.patchLevel))
+
+	// Verification: applicants (SPEC §3.2–3.5). :id is the externalUserId.
+	r.POST("/v1/applicants", s.api(s.createApplicant))
+	r.GET("/v1/applicants", s.api(s.listApplicants))
+	r.GET("/v1/applicants/:id", s.api(s.getApplicant))
+	r.PATCH("/v1/applicants/:id", s.api(s.patchApplicant))
+	r.DELETE("/v1/applicants/:id", s.api(s.eraseApplicant))
+	r.POST("/v1/applicants/:id/levels/:levelName", s.api(s.assignLevel))
+	r.POST("/v1/applicants/:id/reset", s.api(s.resetApplicant))
+	r.POST("/v1/applicants/:id/deactivate", s.api(s.deactivateApplicant))
+	r.POST("/v1/applicants/:id/activate", s.api(s.activateApplicant))
+	r.POST("/v1/applicants/:id/blocklist", s.api(s.blocklistApplicant))
+	r.DELETE("/v1/applicants/:id/blocklist", s.api(s.unblocklistApplicant))
+	r.POST("/v1/applicants/:id/monitoring", s.api(s.enableMonitoring))
+	r.DELETE("/v1/applicants/:id/monitoring", s.api(s.disableMonitoring))
+	r.POST("/v1/applicants/:id/review", s.api(s.sendToReview))
+	r.GET("/v1/applicants/:id/status", s.api(s.applicantStatus))
+	r.GET("/v1/applicants/:id/steps", s.api(s.applicantSteps))
+	r.GET("/v1/applicants/:id/review-history", s.api(s.reviewHistory))
+	r.POST("/v1/applicants/:id/verification-sessions", s.api(s.createSession))
+	r.POST("/v1/applicants/:id/verify", s.api(s.verify))
+	r.POST("/v1/applicants/:id/documents", s.api(s.addDocument))
+	r.POST("/v1/applicants/:id/sandbox/review", s.api(s.sandboxReview))
+	r.POST("/v1/admin/applicants/:id/decision", s.admin(s.decide))
+	r.GET("/v1/webhooks/events/catalog", s.api(s.kycCatalog))
+	r.GET("/l/:code", s.public(s.shortLink))
+}

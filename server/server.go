@@ -1,0 +1,181 @@
+// Package server is complybox's HTTP layer: it decodes requests, calls the
+// store and encodes answers. Every route is listed in routes.go.
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/complybox/complybox/store"
+)
+
+// Body limits.
+const (
+	bodyLimit       = 1 << 20  // 1 MiB
+	bodyLimitImages = 25 << 20 // 25 MiB on /verify and document uploads
+)
+
+// Config configures the HTTP layer.
+type Config struct {
+	PublicURL string // base of hosted-UI and short links
+	Version   string // reported in the User-Agent and /openapi.json
+}
+
+// Dispatcher is what the server needs of the dispatcher.
+type Dispatcher interface {
+	Running() bool
+}
+
+// Server serves the API, the hosted UI and the console.
+type Server struct {
+	store  *store.Store
+	disp   Dispatcher
+	cfg    Config
+	log    *slog.Logger
+	router *httprouter.Router
+}
+
+// New returns the complybox HTTP handler.
+func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http.Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	s := &Server{store: st, disp: disp, cfg: cfg, log: logger}
+	s.router = httprouter.New()
+	s.router.RedirectTrailingSlash = false
+	s.router.RedirectFixedPath = false
+	s.router.HandleMethodNotAllowed = true
+	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, store.Errorf(store.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
+	})
+	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, store.Errorf(store.EMETHOD, "method_not_allowed", "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, w.Header().Get("Allow")))
+	})
+	s.router.PanicHandler = func(w http.ResponseWriter, r *http.Request, p any) {
+		s.writeError(w, r, fmt.Errorf("panic: %v", p))
+	}
+	s.routes()
+	return s
+}
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keyCredential
+)
+
+func requestID(r *http.Request) string {
+	id, _ := r.Context().Value(keyRequestID).(string)
+	return id
+}
+
+// ServeHTTP adds the request id, body limit and access log around the router.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := uuid.NewString()
+	w.Header().Set("X-Request-Id", id)
+	r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+	limit := int64(bodyLimit)
+	if strings.HasSuffix(r.URL.Path, "/verify") || strings.HasSuffix(r.URL.Path, "/documents") {
+		limit = bodyLimitImages
+	}
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	if r.ContentLength > limit {
+		s.writeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
+	} else {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		s.router.ServeHTTP(rec, r)
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
+		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// request is what an API handler gets: the request, its route parameters and
+// the authenticated credential.
+type request struct {
+	*http.Request
+	params httprouter.Params
+	cred   store.Credential
+	env    store.Env
+}
+
+// handlerFunc is an API handler; a returned error goes to writeError.
+type handlerFunc func(w http.ResponseWriter, r *request) error
+
+// api wraps h with authentication (X-Api-Key, X-Api-Secret, X-Environment).
+func (s *Server) api(h handlerFunc) httprouter.Handle {
+	return s.authed(h, false)
+}
+
+// admin is api for /v1/admin/*: the credential must have the admin role.
+func (s *Server) admin(h handlerFunc) httprouter.Handle {
+	return s.authed(h, true)
+}
+
+func (s *Server) authed(h handlerFunc, adminOnly bool) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		cred, err := s.store.Authenticate(r.Header.Get("X-Api-Key"), r.Header.Get("X-Api-Secret"))
+		if err == nil {
+			err = checkAccess(r, cred, adminOnly)
+		}
+		if err == nil {
+			err = h(w, &request{Request: r, params: ps, cred: cred, env: cred.Environment})
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+func checkAccess(r *http.Request, cred store.Credential, adminOnly bool) error {
+	if env := r.Header.Get("X-Environment"); env != "" {
+		if !store.Env(env).Valid() {
+			return store.Invalid("X-Environment", "X-Environment must be sandbox or production")
+		}
+		if store.Env(env) != cred.Environment {
+			return store.Errorf(store.EFORBIDDEN, "environment_mismatch", "this credential belongs to the %s environment", cred.Environment)
+		}
+	}
+	if adminOnly && cred.Role != store.RoleAdmin {
+		return store.Errorf(store.EFORBIDDEN, "admin_required", "this call needs a credential with the admin role")
+	}
+	return nil
+}
+
+// public wraps an unauthenticated handler.
+func (s *Server) public(h func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if err := h(w, r, ps); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+// sandboxOnly returns EFORBIDDEN outside the sandbox environment.
+func sandboxOnly(r *request) error {
+	if r.env != store.Sandbox {
+		return store.Errorf(store.EFORBIDDEN, "sandbox_only", "this call exists only in the sandbox environment")
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/complybox/complybox/store"
+)
+
+func (s *Server) putWebhook(w http.ResponseWriter, r *request) error {
+	var in struct {
+		URL                  *string  `json:"url"`
+		SubscribedEventTypes []string `json:"subscribedEventTypes"`
+	}
+	if err := decode(r.Request, &in); err != nil {
+		return err
+	}
+	if in.URL == nil {
+		return store.Invalid("url", "url is required")
+	}
+	v, err := s.store.SetWebhook(r.Context(), r.env, *in.URL, in.SubscribedEventTypes)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *request) error {
+	v, err := s.store.WebhookConfig(r.env)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) testWebhook(w http.ResponseWriter, r *request) error {
+	id, err := s.store.SendTestEvent(r.env)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusAccepted, map[string]string{"deliveryId": id})
+	return nil
+}
+
+func deliveryFilter(r *request) (store.DeliveryFilter, error) {
+	q := r.URL.Query()
+	f := store.DeliveryFilter{Status: q.Get("status"), EventType: q.Get("eventType"), Destination: q.Get("destination"), EntityID: q.Get("entityId")}
+	switch f.Status {
+	case "", store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed, store.DeliveryDead:
+	default:
+		return f, store.Invalid("status", "status must be pending, delivered, failed or dead")
+	}
+	switch f.Destination {
+	case "", store.DestCustody, store.DestKYC:
+	default:
+		return f, store.Invalid("destination", "destination must be custody or kyc")
+	}
+	return f, nil
+}
+
+func (s *Server) listDeliveries(w http.ResponseWriter, r *request) error {
+	f, err := deliveryFilter(r)
+	if err != nil {
+		return err
+	}
+	p, err := page(r.Request)
+	if err != nil {
+		return err
+	}
+	items, next, err := s.store.Deliveries(r.env, f, p)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, newList(items, next))
+	return nil
+}
+
+func (s *Server) getDelivery(w http.ResponseWriter, r *request) error {
+	d, err := s.store.Delivery(r.env, r.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) retryDelivery(w http.ResponseWriter, r *request) error {
+	d, err := s.store.RetryDelivery(r.env, r.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, d)
+	return nil
+}
+
+// postDeliveries serves POST /webhooks/deliveries/retry. httprouter cannot
+// hold the static "retry" beside ":id" in one method tree, so the route is
+// POST /webhooks/deliveries/:id and any other id is unknown.
+func (s *Server) postDeliveries(w http.ResponseWriter, r *request) error {
+	if r.params.ByName("id") != "retry" {
+		w.Header().Set("Allow", "GET")
+		return store.Errorf(store.EMETHOD, "method_not_allowed", "POST is not allowed on %s; allowed: GET", r.URL.Path)
+	}
+	var in struct {
+		Status      string     `json:"status"`
+		Since       store.Time `json:"since"`
+		Until       store.Time `json:"until"`
+		Destination string     `json:"destination"`
+	}
+	if err := decode(r.Request, &in); err != nil {
+		return err
+	}
+	switch in.Destination {
+	case "", store.DestCustody, store.DestKYC:
+	default:
+		return store.Invalid("destination", "destination must be custody or kyc")
+	}
+	n, err := s.store.RetryDeliveries(r.env, store.DeliveryFilter{Status: in.Status, Since: in.Since.Time, Until: in.Until.Time, Destination: in.Destination})
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, map[string]int{"requeued": n})
+	return nil
+}
+
+func (s *Server) custodyCatalog(w http.ResponseWriter, r *request) error {
+	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.CustodyCatalog()})
+	return nil
+}
+
+func (s *Server) kycCatalog(w http.ResponseWriter, r *request) error {
+	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.KYCCatalog()})
+	return nil
+}

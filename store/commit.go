@@ -1,0 +1,96 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// committer is a group commit for bbolt: the first writer to arrive commits
+// at once; writers arriving while a commit is in flight queue up and share
+// the next one. Unlike bolt.DB.Batch there is no timer, so a lone write pays
+// no added latency, and a failing function fails alone without a solo re-run.
+type committer struct {
+	db *bolt.DB
+
+	mu      sync.Mutex
+	queue   []*commitCall
+	running bool
+}
+
+type commitCall struct {
+	fn   func(*bolt.Tx) error
+	done chan error
+}
+
+// maxGroup bounds the functions that share one commit.
+const maxGroup = 256
+
+func (c *committer) run(fn func(*bolt.Tx) error) error {
+	call := &commitCall{fn: fn, done: make(chan error, 1)}
+	c.mu.Lock()
+	c.queue = append(c.queue, call)
+	if c.running {
+		c.mu.Unlock()
+		return <-call.done
+	}
+	c.running = true
+	c.mu.Unlock()
+
+	// This caller leads: commit groups until the queue is empty.
+	for {
+		c.mu.Lock()
+		group := c.queue
+		if len(group) > maxGroup {
+			group = group[:maxGroup]
+		}
+		c.queue = c.queue[len(group):]
+		if len(group) == 0 {
+			c.running = false
+			c.mu.Unlock()
+			break
+		}
+		c.mu.Unlock()
+		c.commitGroup(group)
+	}
+	return <-call.done
+}
+
+// commitGroup runs every function of group in one transaction. A function
+// that fails is answered with its error and dropped; the rest run again in a
+// fresh transaction. Its error is sound: it saw exactly the effects of the
+// functions before it, which then commit.
+func (c *committer) commitGroup(group []*commitCall) {
+	for len(group) > 0 {
+		failed := -1
+		var failErr error
+		err := c.db.Update(func(tx *bolt.Tx) error {
+			for i, call := range group {
+				if err := safeCall(call.fn, tx); err != nil {
+					failed, failErr = i, err
+					return err
+				}
+			}
+			return nil
+		})
+		if failed >= 0 {
+			group[failed].done <- failErr
+			group = append(group[:failed:failed], group[failed+1:]...)
+			continue
+		}
+		for _, call := range group {
+			call.done <- err
+		}
+		return
+	}
+}
+
+func safeCall(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic in store operation: %v", p)
+		}
+	}()
+	return fn(tx)
+}

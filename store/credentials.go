@@ -1,0 +1,197 @@
+package store
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Credential roles.
+const (
+	RolePartner = "partner"
+	RoleAdmin   = "admin"
+)
+
+// Credential is an API key pair. The secret is kept only as a SHA-256 hash:
+// secrets are random and long, so a slow hash adds nothing.
+type Credential struct {
+	Key         string `json:"key"`
+	Name        string `json:"name"`
+	Environment Env    `json:"environment"`
+	Role        string `json:"role"`
+	CreatedAt   Time   `json:"createdAt"`
+	RevokedAt   Time   `json:"revokedAt"`
+	SecretHash  string `json:"-"`
+}
+
+type diskCredential struct {
+	Credential
+	SecretHash string `json:"secretHash"`
+}
+
+func marshalCredential(c Credential) ([]byte, error) {
+	return json.Marshal(diskCredential{Credential: c, SecretHash: c.SecretHash})
+}
+
+func unmarshalCredential(b []byte) (Credential, error) {
+	var d diskCredential
+	err := json.Unmarshal(b, &d)
+	d.Credential.SecretHash = d.SecretHash
+	return d.Credential, err
+}
+
+func hashSecret(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+func validCredential(env Env, role string) error {
+	if !env.Valid() {
+		return Invalid("environment", "environment must be sandbox or production")
+	}
+	if role != RolePartner && role != RoleAdmin {
+		return Invalid("role", "role must be partner or admin")
+	}
+	return nil
+}
+
+// CreateCredential mints a credential and returns it with its secret, which
+// is never stored and cannot be read again. Returns EINVALID for a bad
+// environment or role.
+func (s *Store) CreateCredential(env Env, role, name string) (Credential, string, error) {
+	if role == "" {
+		role = RolePartner
+	}
+	if err := validCredential(env, role); err != nil {
+		return Credential{}, "", err
+	}
+	prefix := "sbx"
+	if env == Production {
+		prefix = "prd"
+	}
+	secret := randomToken(32)
+	c := Credential{Key: prefix + "_key_" + randomHex(12), Name: name, Environment: env, Role: role, SecretHash: hashSecret(secret)}
+	err := s.update(func(t *txn) error {
+		c.CreatedAt = At(t.now)
+		return t.putCredential(c, "credential.created")
+	})
+	return c, secret, err
+}
+
+// EnsureCredential stores a credential named in the configuration, replacing
+// a stored one with the same key. Returns EINVALID for bad values.
+func (s *Store) EnsureCredential(key, secret string, env Env, role, name string) error {
+	if role == "" {
+		role = RolePartner
+	}
+	if err := validCredential(env, role); err != nil {
+		return err
+	}
+	if key == "" || secret == "" {
+		return Invalid("key", "credential key and secret are required")
+	}
+	return s.update(func(t *txn) error {
+		c := Credential{Key: key, Name: name, Environment: env, Role: role, SecretHash: hashSecret(secret), CreatedAt: At(t.now)}
+		if b := t.Bucket(bucketCredentials).Get([]byte(key)); b != nil {
+			old, err := unmarshalCredential(b)
+			if err != nil {
+				return err
+			}
+			if old.SecretHash == c.SecretHash && old.Role == role && old.Environment == env && old.RevokedAt.IsZero() {
+				return nil
+			}
+			c.CreatedAt = old.CreatedAt
+		}
+		return t.putCredential(c, "credential.configured")
+	})
+}
+
+func (t *txn) putCredential(c Credential, eventType string) error {
+	b, err := marshalCredential(c)
+	if err != nil {
+		return err
+	}
+	if err := t.Bucket(bucketCredentials).Put([]byte(c.Key), b); err != nil {
+		return err
+	}
+	return t.appendInternal(c.Environment, "credential:"+c.Key, eventType, map[string]any{"key": c.Key, "role": c.Role})
+}
+
+// RevokeCredential revokes key. Returns ENOTFOUND for an unknown key.
+func (s *Store) RevokeCredential(key string) error {
+	return s.update(func(t *txn) error {
+		b := t.Bucket(bucketCredentials).Get([]byte(key))
+		if b == nil {
+			return NotFound("credential", key)
+		}
+		c, err := unmarshalCredential(b)
+		if err != nil {
+			return err
+		}
+		if !c.RevokedAt.IsZero() {
+			return nil
+		}
+		c.RevokedAt = At(t.now)
+		return t.putCredential(c, "credential.revoked")
+	})
+}
+
+// Credentials lists every credential, oldest first.
+func (s *Store) Credentials() ([]Credential, error) {
+	var out []Credential
+	err := s.view(func(t *txn) error {
+		return t.Bucket(bucketCredentials).ForEach(func(k, v []byte) error {
+			c, err := unmarshalCredential(v)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+			return nil
+		})
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt.Time) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt.Time)
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out, err
+}
+
+// Authenticate returns the live credential for key and secret. The secret is
+// compared in constant time. Returns EUNAUTHORIZED otherwise.
+func (s *Store) Authenticate(key, secret string) (Credential, error) {
+	unauthorized := Errorf(EUNAUTHORIZED, "unauthorized", "missing or invalid X-Api-Key / X-Api-Secret")
+	if key == "" || secret == "" {
+		return Credential{}, unauthorized
+	}
+	var c Credential
+	var found bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCredentials).Get([]byte(key))
+		if b == nil {
+			return nil
+		}
+		var err error
+		c, err = unmarshalCredential(b)
+		found = err == nil
+		return err
+	})
+	if err != nil {
+		return Credential{}, err
+	}
+	want := c.SecretHash
+	if !found {
+		want = strings.Repeat("0", 64)
+	}
+	got := hashSecret(secret)
+	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 || !found || !c.RevokedAt.IsZero() {
+		return Credential{}, unauthorized
+	}
+	return c, nil
+}

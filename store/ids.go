@@ -1,0 +1,47 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+
+	"github.com/google/uuid"
+)
+
+// newID returns a fresh uuid v4, the form of every id the service mints.
+func newID() string { return uuid.NewString() }
+
+// IsUUID reports whether s is a canonical uuid.
+func IsUUID(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil && len(s) == 36
+}
+
+// randomToken returns n random bytes, URL-safe base64 without padding.
+func randomToken(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// randomHex returns n random bytes as lowercase hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// itob encodes v big-endian so keys sort in numeric order.
+func itob(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+// btoi decodes an itob key.
+func btoi(b []byte) uint64 { return binary.BigEndian.Uint64(b) }

@@ -1,0 +1,451 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Delivery destinations.
+const (
+	DestCustody = "custody" // the PUT /webhooks/outbound URL
+	DestKYC     = "kyc"     // the [kyc] callback URL
+)
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+	DeliveryDead      = "dead"
+)
+
+// Event is one business event, stored with the exact bytes of its envelope.
+type Event struct {
+	ID         string `json:"id"`
+	Env        Env    `json:"env"`
+	EventType  string `json:"eventType"`
+	EntityType string `json:"entityType"`
+	EntityID   string `json:"entityId"`
+	Timestamp  Time   `json:"timestamp"`
+	Payload    []byte `json:"payload"`
+}
+
+// envelope is the body of every delivery, compact JSON fixed at enqueue.
+type envelope struct {
+	ID         string          `json:"id"`
+	EventType  string          `json:"eventType"`
+	EntityType string          `json:"entityType"`
+	EntityID   string          `json:"entityId"`
+	Timestamp  Time            `json:"timestamp"`
+	Data       json.RawMessage `json:"data"`
+}
+
+// DeliverySummary is a delivery as lists show it.
+type DeliverySummary struct {
+	ID            string  `json:"id"`
+	EventID       string  `json:"eventId"`
+	EventType     string  `json:"eventType"`
+	EntityType    string  `json:"entityType"`
+	EntityID      string  `json:"entityId"`
+	Destination   string  `json:"destination"`
+	Status        string  `json:"status"`
+	AttemptCount  int     `json:"attemptCount"`
+	LastAttemptAt Time    `json:"lastAttemptAt"`
+	LastError     *string `json:"lastError"`
+	CreatedAt     Time    `json:"createdAt"`
+	DeliveredAt   Time    `json:"deliveredAt"`
+	NextAttemptAt Time    `json:"nextAttemptAt"`
+}
+
+// Delivery is one (event, destination) pair with its attempts.
+type Delivery struct {
+	DeliverySummary
+	Payload  string    `json:"payload"`
+	Attempts []Attempt `json:"attempts"`
+}
+
+// Attempt is one HTTP attempt of a delivery.
+type Attempt struct {
+	ID             string  `json:"id"`
+	AttemptNumber  int     `json:"attemptNumber"`
+	RequestURL     string  `json:"requestUrl"`
+	HTTPStatusCode *int    `json:"httpStatusCode"`
+	ResponseBody   *string `json:"responseBody"`
+	ErrorMessage   *string `json:"errorMessage"`
+	DurationMs     int64   `json:"durationMs"`
+	AttemptedAt    Time    `json:"attemptedAt"`
+	Success        bool    `json:"success"`
+}
+
+type diskDelivery struct {
+	DeliverySummary
+	Attempts    []Attempt `json:"attempts"`
+	Seq         uint64    `json:"seq"`
+	RoundStart  int       `json:"roundStart"` // attemptCount when the current round began
+	ScheduleKey []byte    `json:"scheduleKey,omitempty"`
+}
+
+func (t *txn) getDelivery(env Env, id string) (diskDelivery, error) {
+	var d diskDelivery
+	b := t.env(env, "deliveries").Get([]byte(id))
+	if b == nil {
+		return d, NotFound("delivery", id)
+	}
+	return d, json.Unmarshal(b, &d)
+}
+
+func (t *txn) putDelivery(env Env, d diskDelivery) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return t.env(env, "deliveries").Put([]byte(d.ID), b)
+}
+
+func (t *txn) getEvent(env Env, id string) (Event, error) {
+	var e Event
+	b := t.env(env, "events").Get([]byte(id))
+	if b == nil {
+		return e, NotFound("event", id)
+	}
+	return e, json.Unmarshal(b, &e)
+}
+
+// enqueue records an event and, when dest is configured (and, for custody,
+// subscribed to eventType), a delivery due now. It is the only way events
+// are made, so every business change and its event share one transaction.
+func (t *txn) enqueue(env Env, dest, eventType, entityType, entityID string, data any) error {
+	ev, err := t.putEvent(env, eventType, entityType, entityID, data)
+	if err != nil || !t.wants(env, dest, eventType) {
+		return err
+	}
+	_, err = t.createDelivery(env, dest, ev, newID())
+	return err
+}
+
+// putEvent stores an event with its envelope bytes, fixed from now on.
+func (t *txn) putEvent(env Env, eventType, entityType, entityID string, data any) (Event, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Event{}, err
+	}
+	ev := Event{ID: newID(), Env: env, EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: At(t.now)}
+	ev.Payload, err = json.Marshal(envelope{ID: ev.ID, EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: ev.Timestamp, Data: raw})
+	if err != nil {
+		return Event{}, err
+	}
+	evb, err := json.Marshal(ev)
+	if err != nil {
+		return Event{}, err
+	}
+	return ev, t.env(env, "events").Put([]byte(ev.ID), evb)
+}
+
+func (t *txn) createDelivery(env Env, dest string, ev Event, id string) (string, error) {
+	d := diskDelivery{DeliverySummary: DeliverySummary{
+		ID: id, EventID: ev.ID, EventType: ev.EventType, EntityType: ev.EntityType, EntityID: ev.EntityID,
+		Destination: dest, Status: DeliveryPending, CreatedAt: At(t.now), NextAttemptAt: At(t.now),
+	}}
+	var err error
+	if d.Seq, err = index(t.env(env, "deliveries_idx"), d.ID); err != nil {
+		return "", err
+	}
+	if d.ScheduleKey, err = t.schedule(t.now, JobDelivery, env, d.ID); err != nil {
+		return "", err
+	}
+	return d.ID, t.putDelivery(env, d)
+}
+
+// wants reports whether dest is configured and subscribed to eventType.
+func (t *txn) wants(env Env, dest, eventType string) bool {
+	switch dest {
+	case DestCustody:
+		cfg, err := t.webhookConfig(env)
+		if err != nil || cfg.URL == "" {
+			return false
+		}
+		if cfg.Subscribed == nil {
+			return true
+		}
+		for _, s := range cfg.Subscribed {
+			if s == eventType {
+				return true
+			}
+		}
+		return false
+	case DestKYC:
+		cb, err := t.callback()
+		return err == nil && cb.URL != ""
+	}
+	return false
+}
+
+// DeliveryTask is what the dispatcher needs to make one attempt.
+type DeliveryTask struct {
+	DeliveryID   string
+	EventID      string
+	EventType    string
+	EntityKey    string // destination, entity type and id: first attempts keep this order
+	Destination  string
+	URL          string // "" when the destination is no longer configured
+	Secret       string
+	Payload      []byte
+	Attempt      int // number of this attempt, counting every attempt so far
+	RoundAttempt int // number of this attempt within the current round
+}
+
+func (t *txn) deliveryTask(j Job) (*DeliveryTask, error) {
+	d, err := t.getDelivery(j.Env, j.ID)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := t.getEvent(j.Env, d.EventID)
+	if err != nil {
+		return nil, err
+	}
+	task := &DeliveryTask{
+		DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType,
+		EntityKey:   d.Destination + "|" + d.EntityType + "|" + d.EntityID,
+		Destination: d.Destination, Payload: ev.Payload,
+		Attempt: d.AttemptCount + 1, RoundAttempt: d.AttemptCount - d.RoundStart + 1,
+	}
+	switch d.Destination {
+	case DestCustody:
+		cfg, err := t.webhookConfig(j.Env)
+		if err != nil {
+			return nil, err
+		}
+		task.URL, task.Secret = cfg.URL, cfg.Secret
+	case DestKYC:
+		cb, err := t.callback()
+		if err != nil {
+			return nil, err
+		}
+		task.URL, task.Secret = cb.URL, cb.Secret
+	}
+	return task, nil
+}
+
+// AttemptResult is the outcome of one delivery attempt.
+type AttemptResult struct {
+	RequestURL   string
+	StatusCode   int // 0 when no response arrived
+	ResponseBody *string
+	Error        string // why it failed; "" on success
+	Duration     time.Duration
+	At           time.Time
+	Success      bool
+	RetryAt      time.Time // failed: when the next attempt is due; zero makes the delivery dead
+}
+
+// RecordAttempt records an attempt of the delivery claimed at j and moves the
+// delivery to delivered, failed (rescheduled at RetryAt) or dead. Returns
+// ENOTFOUND for an unknown delivery.
+func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
+	return s.update(func(t *txn) error {
+		d, err := t.getDelivery(j.Env, j.ID)
+		if err != nil {
+			return err
+		}
+		a := Attempt{ID: newID(), AttemptNumber: d.AttemptCount + 1, RequestURL: r.RequestURL,
+			ResponseBody: r.ResponseBody, DurationMs: r.Duration.Milliseconds(), AttemptedAt: At(r.At), Success: r.Success}
+		if r.StatusCode != 0 {
+			code := r.StatusCode
+			a.HTTPStatusCode = &code
+		}
+		if r.Error != "" {
+			msg := r.Error
+			a.ErrorMessage = &msg
+		}
+		d.Attempts = append(d.Attempts, a)
+		d.AttemptCount++
+		d.LastAttemptAt = a.AttemptedAt
+		// The claimed key is still current unless a manual retry moved the
+		// delivery meanwhile; then the retry's schedule stands.
+		current := string(d.ScheduleKey) == string(j.Key)
+		if current {
+			if err := t.unschedule(j.Key); err != nil {
+				return err
+			}
+			d.ScheduleKey = nil
+			d.NextAttemptAt = Time{}
+		}
+		switch {
+		case r.Success:
+			d.Status, d.DeliveredAt, d.LastError = DeliveryDelivered, a.AttemptedAt, nil
+			if !current {
+				if err := t.unschedule(d.ScheduleKey); err != nil {
+					return err
+				}
+				d.ScheduleKey, d.NextAttemptAt = nil, Time{}
+			}
+		case !current:
+			d.LastError = a.ErrorMessage
+		case r.RetryAt.IsZero():
+			d.Status, d.LastError = DeliveryDead, a.ErrorMessage
+		default:
+			d.Status, d.LastError = DeliveryFailed, a.ErrorMessage
+			if d.ScheduleKey, err = t.schedule(r.RetryAt, JobDelivery, j.Env, d.ID); err != nil {
+				return err
+			}
+			d.NextAttemptAt = At(r.RetryAt)
+		}
+		return t.putDelivery(j.Env, d)
+	})
+}
+
+// Delivery returns one delivery with its payload and attempts. Returns
+// ENOTFOUND for an unknown id.
+func (s *Store) Delivery(env Env, id string) (Delivery, error) {
+	var out Delivery
+	err := s.view(func(t *txn) error {
+		d, err := t.getDelivery(env, id)
+		if err != nil {
+			return err
+		}
+		ev, err := t.getEvent(env, d.EventID)
+		if err != nil {
+			return err
+		}
+		out = Delivery{DeliverySummary: d.DeliverySummary, Payload: string(ev.Payload), Attempts: d.Attempts}
+		if out.Attempts == nil {
+			out.Attempts = []Attempt{}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeliveryFilter selects deliveries; empty fields match everything.
+type DeliveryFilter struct {
+	Status      string
+	EventType   string
+	Destination string
+	EntityID    string
+	Since       time.Time // createdAt at or after
+	Until       time.Time // createdAt before
+}
+
+func (f DeliveryFilter) match(d DeliverySummary) bool {
+	return (f.Status == "" || d.Status == f.Status) &&
+		(f.EventType == "" || d.EventType == f.EventType) &&
+		(f.Destination == "" || d.Destination == f.Destination) &&
+		(f.EntityID == "" || d.EntityID == f.EntityID) &&
+		(f.Since.IsZero() || !d.CreatedAt.Before(f.Since)) &&
+		(f.Until.IsZero() || d.CreatedAt.Before(f.Until))
+}
+
+// Deliveries lists deliveries newest first.
+func (s *Store) Deliveries(env Env, f DeliveryFilter, p Page) ([]DeliverySummary, *string, error) {
+	out := []DeliverySummary{}
+	var next *string
+	err := s.view(func(t *txn) error {
+		var err error
+		next, err = scanIndex(t.env(env, "deliveries_idx"), p, func(id []byte) (bool, error) {
+			d, err := t.getDelivery(env, string(id))
+			if err != nil {
+				return false, err
+			}
+			if !f.match(d.DeliverySummary) {
+				return false, nil
+			}
+			out = append(out, d.DeliverySummary)
+			return true, nil
+		})
+		return err
+	})
+	return out, next, err
+}
+
+// requeue makes a failed or dead delivery pending and due now, with a fresh
+// round of automatic attempts.
+func (t *txn) requeue(env Env, d diskDelivery) error {
+	if err := t.unschedule(d.ScheduleKey); err != nil {
+		return err
+	}
+	var err error
+	if d.ScheduleKey, err = t.schedule(t.now, JobDelivery, env, d.ID); err != nil {
+		return err
+	}
+	d.Status, d.RoundStart, d.NextAttemptAt = DeliveryPending, d.AttemptCount, At(t.now)
+	return t.putDelivery(env, d)
+}
+
+// RetryDelivery re-queues a failed or dead delivery. Returns ENOTFOUND for
+// an unknown id and ECONFLICT for a pending or delivered one.
+func (s *Store) RetryDelivery(env Env, id string) (DeliverySummary, error) {
+	var out DeliverySummary
+	err := s.update(func(t *txn) error {
+		d, err := t.getDelivery(env, id)
+		if err != nil {
+			return err
+		}
+		if d.Status != DeliveryFailed && d.Status != DeliveryDead {
+			return Conflict("delivery_not_retryable", "delivery %s is %s; only failed or dead deliveries can be retried", id, d.Status)
+		}
+		if err := t.requeue(env, d); err != nil {
+			return err
+		}
+		d, err = t.getDelivery(env, id)
+		out = d.DeliverySummary
+		return err
+	})
+	return out, err
+}
+
+// RetryDeliveries re-queues every failed or dead delivery that f selects and
+// returns how many. Returns EINVALID unless f.Status is failed or dead.
+func (s *Store) RetryDeliveries(env Env, f DeliveryFilter) (int, error) {
+	if f.Status != DeliveryFailed && f.Status != DeliveryDead {
+		return 0, Invalid("status", "status must be failed or dead")
+	}
+	n := 0
+	err := s.update(func(t *txn) error {
+		n = 0
+		var matches []diskDelivery
+		err := t.env(env, "deliveries").ForEach(func(_, v []byte) error {
+			var d diskDelivery
+			if err := json.Unmarshal(v, &d); err != nil {
+				return err
+			}
+			if f.match(d.DeliverySummary) {
+				matches = append(matches, d)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, d := range matches {
+			if err := t.requeue(env, d); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// SendTestEvent enqueues a webhook.test event to the custody URL and returns
+// its delivery id. Returns ECONFLICT webhook_not_configured without a URL.
+func (s *Store) SendTestEvent(env Env) (string, error) {
+	var id string
+	err := s.update(func(t *txn) error {
+		cfg, err := t.webhookConfig(env)
+		if err != nil {
+			return err
+		}
+		if cfg.URL == "" {
+			return Conflict("webhook_not_configured", "no webhook URL is configured; PUT /webhooks/outbound first")
+		}
+		id = newID()
+		ev, err := t.putEvent(env, "webhook.test", "webhook", id, map[string]any{"message": "This is a test event from complybox.", "sentAt": At(t.now)})
+		if err != nil {
+			return err
+		}
+		_, err = t.createDelivery(env, DestCustody, ev, id)
+		return err
+	})
+	return id, err
+}

@@ -1,0 +1,231 @@
+// Package store owns complybox's records and every change to them. Each
+// exported method is one business operation and one bbolt transaction that
+// writes the record, its history entry and its outbox event together.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Env is a data partition: every record lives in exactly one environment.
+type Env string
+
+// The two environments.
+const (
+	Sandbox    Env = "sandbox"
+	Production Env = "production"
+)
+
+// Valid reports whether e names an environment.
+func (e Env) Valid() bool { return e == Sandbox || e == Production }
+
+// Envs lists the environments.
+func Envs() []Env { return []Env{Sandbox, Production} }
+
+// Options configure a Store. Zero values take defaults.
+type Options struct {
+	// Now is the clock; time.Now when nil. Tests inject their own.
+	Now func() time.Time
+	// Logger receives the store's warnings; slog.Default when nil.
+	Logger *slog.Logger
+	// OpenTimeout bounds the wait for the file lock (default 1s), so a second
+	// process gets an error instead of hanging.
+	OpenTimeout time.Duration
+	// Settings holds the business settings that live outside the db.
+	Settings Settings
+}
+
+// Store is the handle on one bbolt file.
+type Store struct {
+	db       *bolt.DB
+	now      func() time.Time
+	log      *slog.Logger
+	settings Settings
+	commit   committer
+
+	mu      sync.Mutex
+	waiters []func() // called after a commit that enqueued work
+}
+
+// Open opens (creating if needed) the db at path and prepares its buckets.
+// Leases of deliveries claimed by a previous process are void: everything due
+// is due again.
+func Open(path string, opt Options) (*Store, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.OpenTimeout == 0 {
+		opt.OpenTimeout = time.Second
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout, NoFreelistSync: true})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("open %s: the file is in use by another process", path)
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults()}
+	s.commit.db = db
+	if err := db.Update(func(tx *bolt.Tx) error { return initBuckets(tx) }); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the db.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Now returns the store's current time in UTC.
+func (s *Store) Now() time.Time { return s.now().UTC() }
+
+// OnWork registers fn to be called after every commit that enqueued an event
+// or scheduled work, so the dispatcher wakes at once.
+func (s *Store) OnWork(fn func()) {
+	s.mu.Lock()
+	s.waiters = append(s.waiters, fn)
+	s.mu.Unlock()
+}
+
+func (s *Store) wake() {
+	s.mu.Lock()
+	ws := s.waiters
+	s.mu.Unlock()
+	for _, fn := range ws {
+		fn()
+	}
+}
+
+// Backup writes a consistent copy of the db to w (bbolt Tx.WriteTo). It
+// calls size first with the number of bytes it will write.
+func (s *Store) Backup(w io.Writer, size func(int64)) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		if size != nil {
+			size(tx.Size())
+		}
+		_, err := tx.WriteTo(w)
+		return err
+	})
+}
+
+// Check runs bbolt's consistency check; tests call it in cleanup.
+func (s *Store) Check() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	})
+}
+
+// txn is the state of one business operation inside a bbolt transaction.
+type txn struct {
+	*bolt.Tx
+	s     *Store
+	now   time.Time // fixed for the whole operation
+	woken bool      // an event was enqueued or work scheduled
+}
+
+// env returns the nested bucket name of environment e.
+func (t *txn) env(e Env, name string) *bolt.Bucket { return envBucket(t.Tx, e, name) }
+
+func envBucket(tx *bolt.Tx, e Env, name string) *bolt.Bucket {
+	root := tx.Bucket([]byte("env:" + string(e)))
+	if root == nil {
+		return nil
+	}
+	return root.Bucket([]byte(name))
+}
+
+// update runs fn as one business operation, sharing a commit with concurrent
+// callers (group commit). fn may run more than once: it must only write to
+// the transaction and to variables it assigns afresh each run.
+func (s *Store) update(fn func(t *txn) error) error {
+	var woken bool
+	err := s.commit.run(func(tx *bolt.Tx) error {
+		t := &txn{Tx: tx, s: s, now: s.Now()}
+		if err := fn(t); err != nil {
+			return err
+		}
+		woken = t.woken
+		return nil
+	})
+	if err == nil && woken {
+		s.wake()
+	}
+	return err
+}
+
+// view runs fn in a read-only transaction.
+func (s *Store) view(fn func(t *txn) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return fn(&txn{Tx: tx, s: s, now: s.Now()})
+	})
+}
+
+// Root buckets.
+var (
+	bucketMeta        = []byte("meta")
+	bucketCredentials = []byte("credentials")
+	bucketSchedule    = []byte("schedule")
+)
+
+// envBuckets lists the nested buckets of every environment, one per concept.
+func envBuckets() []string {
+	return []string{
+		"events",           // event id -> event
+		"deliveries",       // delivery id -> delivery
+		"deliveries_idx",   // seq -> delivery id (newest last)
+		"history",          // subject id | seq -> history entry
+		"idempotency",      // route | key -> first response
+		"ratelimits",       // limit key -> sliding window
+		"settings",         // webhook configuration, callback url
+		"assets",           // asset id -> asset (catalog copy)
+		"vaults",           // vault id -> vault
+		"vaults_idx",       // seq -> vault id
+		"wallets",          // wallet id -> wallet
+		"wallets_idx",      // seq -> wallet id
+		"addresses",        // deposit address -> wallet id
+		"transactions",     // transaction id -> transaction
+		"transactions_idx", // seq -> transaction id
+		"balances",         // wallet id -> balance
+		"levels",           // level name -> level
+		"applicants",       // externalUserId -> applicant
+		"applicants_idx",   // seq -> externalUserId
+		"applicant_ids",    // applicant id -> externalUserId
+		"sessions",         // token -> verification session
+		"shortlinks",       // short code -> token
+		"images",           // sha256 -> image bytes
+		"image_owners",     // sha256 | applicant id -> kind (duplicate detection)
+	}
+}
+
+func initBuckets(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bucketMeta, bucketCredentials, bucketSchedule} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	for _, e := range Envs() {
+		root, err := tx.CreateBucketIfNotExists([]byte("env:" + string(e)))
+		if err != nil {
+			return err
+		}
+		for _, name := range envBuckets() {
+			if _, err := root.CreateBucketIfNotExists([]byte(name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

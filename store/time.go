@@ -1,0 +1,65 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// TimeLayout is the one wire format of timestamps: UTC, milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// Time is a timestamp that encodes as UTC ISO 8601 with milliseconds, and as
+// null when zero.
+type Time struct{ time.Time }
+
+// At returns t as a Time truncated to milliseconds in UTC.
+func At(t time.Time) Time {
+	if t.IsZero() {
+		return Time{}
+	}
+	return Time{t.UTC().Truncate(time.Millisecond)}
+}
+
+// String formats t in TimeLayout, or "" when zero.
+func (t Time) String() string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(TimeLayout)
+}
+
+// MarshalJSON implements json.Marshaler.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + t.String() + `"`), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler; it accepts null and RFC 3339.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var s *string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if s == nil || *s == "" {
+		*t = Time{}
+		return nil
+	}
+	v, err := time.Parse(time.RFC3339Nano, *s)
+	if err != nil {
+		return err
+	}
+	*t = At(v)
+	return nil
+}
+
+// ParseTime parses an ISO 8601 timestamp (RFC 3339, with or without fraction).
+func ParseTime(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04Z07:00"} {
+		if v, err := time.Parse(layout, s); err == nil {
+			return v.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
