@@ -3,9 +3,15 @@ module github.com/complybox/complybox
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/google/uuid v1.6.0
 	github.com/julienschmidt/httprouter v1.3.0
+	github.com/spf13/cobra v1.10.2
 	go.etcd.io/bbolt v1.5.0
 )
 
-require golang.org/x/sys v0.49.0 // indirect
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)

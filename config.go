@@ -1,0 +1,603 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/complybox/complybox/dispatch"
+	"github.com/complybox/complybox/store"
+)
+
+// envPrefix starts every environment variable that overrides a config key.
+const envPrefix = "COMPLYBOX_"
+
+// Config is complybox's configuration: built-in defaults, then the TOML file,
+// then COMPLYBOX_* environment variables, then command-line flags.
+type Config struct {
+	Listen      string             `toml:"listen"`
+	PublicURL   string             `toml:"public_url"` // empty: derived from the bound listen address
+	DB          string             `toml:"db"`
+	Credentials []CredentialConfig `toml:"credentials"`
+	PartnerAPI  PartnerAPIConfig   `toml:"partner_api"`
+	KYC         KYCConfig          `toml:"kyc"`
+	Dispatch    DispatchConfig     `toml:"dispatch"`
+	Chain       ChainConfig        `toml:"chain"`
+	Log         LogConfig          `toml:"log"`
+	Levels      []store.Level      `toml:"levels"`
+	Assets      []store.Asset      `toml:"assets"`
+}
+
+// CredentialConfig is an API credential named in the configuration.
+type CredentialConfig struct {
+	Key         string `toml:"key"`
+	Secret      string `toml:"secret"`
+	Environment string `toml:"environment"` // sandbox (default) | production
+	Role        string `toml:"role"`        // partner (default) | admin
+	Name        string `toml:"name"`
+}
+
+// PartnerAPIConfig holds the partner API limits (seed: PartnerApi:*).
+type PartnerAPIConfig struct {
+	SpawnRateLimitPerHour           int `toml:"spawn_rate_limit_per_hour"`
+	RegenerateLinkPerChildCapPer24h int `toml:"regenerate_link_per_child_cap_per_24h"`
+}
+
+// KYCConfig configures the verification side.
+type KYCConfig struct {
+	CallbackURL            string   `toml:"callback_url"`
+	CallbackSecret         string   `toml:"callback_secret"`
+	DefaultIndividualLevel string   `toml:"default_individual_level"`
+	DefaultCompanyLevel    string   `toml:"default_company_level"`
+	UBOLevel               string   `toml:"ubo_level"`
+	ReviewDelay            Duration `toml:"review_delay"`
+	SanctionsFile          string   `toml:"sanctions_file"`
+}
+
+// DispatchConfig configures the webhook dispatcher.
+type DispatchConfig struct {
+	PollInterval         Duration   `toml:"poll_interval"`
+	AttemptTimeout       Duration   `toml:"attempt_timeout"`
+	RetryDelays          []Duration `toml:"retry_delays"`
+	MaxAttempts          int        `toml:"max_attempts"`
+	Concurrency          int        `toml:"concurrency"`
+	AllowHTTP            string     `toml:"allow_http"` // never | loopback | always
+	AllowPrivateNetworks bool       `toml:"allow_private_networks"`
+}
+
+// ChainConfig configures the sandbox chain simulator.
+type ChainConfig struct {
+	AutoAdvance bool     `toml:"auto_advance"`
+	StepDelay   Duration `toml:"step_delay"`
+}
+
+// LogConfig configures the log written to stderr.
+type LogConfig struct {
+	Level  string `toml:"level"`  // debug | info | warn | error
+	Format string `toml:"format"` // text | json
+}
+
+// Duration is a time.Duration written as a Go duration string ("5s", "15m").
+type Duration time.Duration
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (write e.g. \"5s\", \"250ms\", \"15m\")", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes d as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// String returns d as a Go duration string.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// DefaultConfig returns the built-in configuration of SPEC §1.
+func DefaultConfig() Config {
+	return Config{
+		Listen: "127.0.0.1:8080",
+		DB:     "complybox.db",
+		PartnerAPI: PartnerAPIConfig{
+			SpawnRateLimitPerHour:           1000,
+			RegenerateLinkPerChildCapPer24h: 5,
+		},
+		KYC: KYCConfig{
+			DefaultIndividualLevel: "basic-kyc-level",
+			DefaultCompanyLevel:    "kyb-level",
+			UBOLevel:               "basic-kyc-level",
+			ReviewDelay:            Duration(2 * time.Second),
+		},
+		Dispatch: DispatchConfig{
+			PollInterval:   Duration(5 * time.Second),
+			AttemptTimeout: Duration(5 * time.Second),
+			RetryDelays: []Duration{
+				Duration(10 * time.Second), Duration(30 * time.Second), Duration(time.Minute),
+				Duration(5 * time.Minute), Duration(15 * time.Minute),
+			},
+			MaxAttempts: 5,
+			Concurrency: 16,
+			AllowHTTP:   "loopback",
+		},
+		Chain: ChainConfig{AutoAdvance: true, StepDelay: Duration(3 * time.Second)},
+		Log:   LogConfig{Level: "info", Format: "text"},
+	}
+}
+
+// configFlags are the command-line values that override the configuration;
+// empty means not given.
+type configFlags struct {
+	path   string
+	db     string
+	listen string
+}
+
+// loadConfig builds the configuration: defaults, the file at flags.path (when
+// given), the environment (environ, KEY=VALUE pairs) and the flags, then
+// validates it. It returns warnings to log once a logger exists: the
+// COMPLYBOX_ variables that name no key.
+func loadConfig(flags configFlags, environ []string) (Config, []string, error) {
+	cfg := DefaultConfig()
+	if flags.path != "" {
+		if err := cfg.parseFile(flags.path); err != nil {
+			return cfg, nil, err
+		}
+	}
+	warnings, err := cfg.applyEnv(environ)
+	if err != nil {
+		return cfg, warnings, err
+	}
+	if flags.db != "" {
+		cfg.DB = flags.db
+	}
+	if flags.listen != "" {
+		cfg.Listen = flags.listen
+	}
+	return cfg, warnings, cfg.Validate()
+}
+
+// parseFile decodes the TOML file at path over c. Unknown keys are refused,
+// naming the key.
+func (c *Config) parseFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return c.parse(path, string(b))
+}
+
+func (c *Config) parse(name, text string) error {
+	md, err := toml.Decode(text, c)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("config %s: line %d: key %s: %s", name, pe.Position.Line, pe.LastKey, pe.Message)
+		}
+		return fmt.Errorf("config %s: %w", name, err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		keys := make([]string, len(undecoded))
+		for i, k := range undecoded {
+			keys[i] = k.String()
+		}
+		return fmt.Errorf("config %s: unknown key %q", name, keys[0])
+	}
+	return nil
+}
+
+// envKey is one scalar configuration key settable from the environment.
+type envKey struct {
+	name  string // e.g. dispatch.poll_interval
+	env   string // e.g. COMPLYBOX_DISPATCH_POLL_INTERVAL
+	field reflect.Value
+}
+
+// envKeys lists every scalar key of c (top level and one table deep), with
+// the field it sets.
+func (c *Config) envKeys() []envKey {
+	var keys []envKey
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		t := v.Type()
+		for i := range t.NumField() {
+			tag := t.Field(i).Tag.Get("toml")
+			f := v.Field(i)
+			switch {
+			case f.Kind() == reflect.Struct && prefix == "":
+				walk(f, tag+".")
+			case isScalar(f):
+				name := prefix + tag
+				keys = append(keys, envKey{name: name, env: envName(name), field: f})
+			}
+		}
+	}
+	walk(reflect.ValueOf(c).Elem(), "")
+	return keys
+}
+
+var durationType = reflect.TypeFor[Duration]()
+
+func isScalar(f reflect.Value) bool {
+	switch f.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64:
+		return true
+	case reflect.Slice:
+		return f.Type().Elem() == durationType // retry_delays: a comma-separated list
+	}
+	return false
+}
+
+// envName returns the environment variable of key name ("dispatch.poll_interval").
+func envName(name string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(name, ".", "_"))
+}
+
+// applyEnv sets every key named by a COMPLYBOX_ variable of environ. A bad
+// value is an error naming the variable and the key; a variable that names
+// no key is returned as a warning.
+func (c *Config) applyEnv(environ []string) ([]string, error) {
+	byEnv := map[string]envKey{}
+	for _, k := range c.envKeys() {
+		byEnv[k.env] = k
+	}
+	var warnings []string
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, envPrefix) {
+			continue
+		}
+		k, ok := byEnv[name]
+		if !ok {
+			warnings = append(warnings, fmt.Sprintf("environment variable %s names no configuration key; ignored", name))
+			continue
+		}
+		if err := setFromString(k.field, value); err != nil {
+			return warnings, fmt.Errorf("config: %s (key %s): %w", name, k.name, err)
+		}
+	}
+	sort.Strings(warnings)
+	return warnings, nil
+}
+
+func setFromString(f reflect.Value, s string) error {
+	s = strings.TrimSpace(s)
+	switch {
+	case f.Type() == durationType:
+		var d Duration
+		if err := d.UnmarshalText([]byte(s)); err != nil {
+			return err
+		}
+		f.Set(reflect.ValueOf(d))
+	case f.Kind() == reflect.Slice:
+		var ds []Duration
+		for part := range strings.SplitSeq(s, ",") {
+			var d Duration
+			if err := d.UnmarshalText([]byte(strings.TrimSpace(part))); err != nil {
+				return err
+			}
+			ds = append(ds, d)
+		}
+		f.Set(reflect.ValueOf(ds))
+	case f.Kind() == reflect.String:
+		f.SetString(s)
+	case f.Kind() == reflect.Bool:
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a boolean (true or false)", s)
+		}
+		f.SetBool(v)
+	case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", s)
+		}
+		f.SetInt(v)
+	default:
+		return fmt.Errorf("unsupported key type %s", f.Type())
+	}
+	return nil
+}
+
+// configError is a validation failure naming its key.
+func configError(key, format string, args ...any) error {
+	return fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...))
+}
+
+// Validate reports the first impossible value, naming its key.
+func (c *Config) Validate() error {
+	if err := validListen("listen", c.Listen); err != nil {
+		return err
+	}
+	if c.PublicURL != "" {
+		if err := validHTTPURL("public_url", c.PublicURL); err != nil {
+			return err
+		}
+	}
+	if c.DB == "" {
+		return configError("db", "must name a file")
+	}
+	for i, cr := range c.Credentials {
+		key := fmt.Sprintf("credentials[%d]", i)
+		switch {
+		case cr.Key == "":
+			return configError(key+".key", "is required")
+		case cr.Secret == "":
+			return configError(key+".secret", "is required")
+		case cr.Environment != "" && !store.Env(cr.Environment).Valid():
+			return configError(key+".environment", "%q is not sandbox or production", cr.Environment)
+		case cr.Role != "" && cr.Role != store.RolePartner && cr.Role != store.RoleAdmin:
+			return configError(key+".role", "%q is not partner or admin", cr.Role)
+		}
+	}
+	if c.PartnerAPI.SpawnRateLimitPerHour < 1 {
+		return configError("partner_api.spawn_rate_limit_per_hour", "must be at least 1")
+	}
+	if c.PartnerAPI.RegenerateLinkPerChildCapPer24h < 1 {
+		return configError("partner_api.regenerate_link_per_child_cap_per_24h", "must be at least 1")
+	}
+	if err := c.KYC.validate(); err != nil {
+		return err
+	}
+	if err := c.Dispatch.validate(); err != nil {
+		return err
+	}
+	if c.Chain.StepDelay < 0 {
+		return configError("chain.step_delay", "must not be negative")
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
+		return configError("log.level", "%q is not debug, info, warn or error", c.Log.Level)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		return configError("log.format", "%q is not text or json", c.Log.Format)
+	}
+	for i, l := range c.Levels {
+		if err := validLevel(fmt.Sprintf("levels[%d]", i), l); err != nil {
+			return err
+		}
+	}
+	for i, a := range c.Assets {
+		if err := validAsset(fmt.Sprintf("assets[%d]", i), a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k KYCConfig) validate() error {
+	if k.CallbackURL != "" {
+		if err := validHTTPURL("kyc.callback_url", k.CallbackURL); err != nil {
+			return err
+		}
+	}
+	for key, v := range map[string]string{
+		"kyc.default_individual_level": k.DefaultIndividualLevel,
+		"kyc.default_company_level":    k.DefaultCompanyLevel,
+		"kyc.ubo_level":                k.UBOLevel,
+	} {
+		if v == "" {
+			return configError(key, "must name a level")
+		}
+	}
+	if k.ReviewDelay < 0 {
+		return configError("kyc.review_delay", "must not be negative")
+	}
+	if k.SanctionsFile != "" {
+		if _, err := os.Stat(k.SanctionsFile); err != nil {
+			return configError("kyc.sanctions_file", "%v", err)
+		}
+	}
+	return nil
+}
+
+func (d DispatchConfig) validate() error {
+	if d.PollInterval <= 0 {
+		return configError("dispatch.poll_interval", "must be positive")
+	}
+	if d.AttemptTimeout <= 0 {
+		return configError("dispatch.attempt_timeout", "must be positive")
+	}
+	if len(d.RetryDelays) == 0 {
+		return configError("dispatch.retry_delays", "must list at least one delay")
+	}
+	for i, r := range d.RetryDelays {
+		if r < 0 {
+			return configError(fmt.Sprintf("dispatch.retry_delays[%d]", i), "must not be negative")
+		}
+	}
+	if d.MaxAttempts < 1 {
+		return configError("dispatch.max_attempts", "must be at least 1")
+	}
+	if d.Concurrency < 1 {
+		return configError("dispatch.concurrency", "must be at least 1")
+	}
+	if !slices.Contains([]string{"never", "loopback", "always"}, d.AllowHTTP) {
+		return configError("dispatch.allow_http", "%q is not never, loopback or always", d.AllowHTTP)
+	}
+	return nil
+}
+
+func validListen(key, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return configError(key, "%q is not host:port (e.g. 127.0.0.1:8080)", addr)
+	}
+	if strings.ContainsAny(host, " /") {
+		return configError(key, "%q has a bad host", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return configError(key, "%q has a bad port", addr)
+	}
+	return nil
+}
+
+func validHTTPURL(key, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return configError(key, "%q is not an absolute http(s) URL", raw)
+	}
+	return nil
+}
+
+var stepKinds = []string{
+	store.StepIdentityDoc, store.StepSelfie, store.StepLiveness, store.StepPOA,
+	store.StepQuestionnaire, store.StepCompanyDocs, store.StepAML, store.StepAdverseMedia,
+}
+
+func validLevel(key string, l store.Level) error {
+	if l.Name == "" {
+		return configError(key+".name", "is required")
+	}
+	if l.ApplicantType != "individual" && l.ApplicantType != "company" {
+		return configError(key+".applicant_type", "%q is not individual or company", l.ApplicantType)
+	}
+	for i, s := range l.Steps {
+		if !slices.Contains(stepKinds, s.Kind) {
+			return configError(fmt.Sprintf("%s.steps[%d].kind", key, i), "%q is not one of %s", s.Kind, strings.Join(stepKinds, ", "))
+		}
+	}
+	for i, q := range l.Questionnaire {
+		qk := fmt.Sprintf("%s.questionnaire[%d]", key, i)
+		if q.ID == "" {
+			return configError(qk+".id", "is required")
+		}
+		if !slices.Contains([]string{"text", "boolean", "choice"}, q.Type) {
+			return configError(qk+".type", "%q is not text, boolean or choice", q.Type)
+		}
+		if q.Type == "choice" && len(q.Options) == 0 {
+			return configError(qk+".options", "a choice question needs options")
+		}
+	}
+	return nil
+}
+
+// maxDecimals bounds an asset's decimals (Ethereum tokens use 18).
+const maxDecimals = 36
+
+func validAsset(key string, a store.Asset) error {
+	if a.Symbol == "" {
+		return configError(key+".symbol", "is required")
+	}
+	if a.Decimals < 0 || a.Decimals > maxDecimals {
+		return configError(key+".decimals", "must be between 0 and %d", maxDecimals)
+	}
+	if a.USDPrice != "" {
+		if _, ok := fractionDigits(a.USDPrice); !ok {
+			return configError(key+".usd_price", "%q is not a plain non-negative decimal", a.USDPrice)
+		}
+	}
+	if a.NetworkFee != "" {
+		n, ok := fractionDigits(a.NetworkFee)
+		if !ok {
+			return configError(key+".network_fee", "%q is not a plain non-negative decimal", a.NetworkFee)
+		}
+		if n > a.Decimals {
+			return configError(key+".network_fee", "%q has more fraction digits than the asset's %d decimals", a.NetworkFee, a.Decimals)
+		}
+	}
+	return nil
+}
+
+// fractionDigits returns the significant fraction digits of a plain decimal
+// string (digits, at most one point; no sign, no exponent).
+func fractionDigits(s string) (int, bool) {
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" || strings.Trim(whole, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
+		return 0, false
+	}
+	if strings.HasSuffix(s, ".") {
+		return 0, false
+	}
+	return len(strings.TrimRight(frac, "0")), true
+}
+
+// settings maps the configuration onto the store's settings. publicURL is
+// the base of links (public_url or the one derived from the bound address).
+func (c *Config) settings(publicURL string) store.Settings {
+	return store.Settings{
+		PublicURL:                       publicURL,
+		SpawnRateLimitPerHour:           c.PartnerAPI.SpawnRateLimitPerHour,
+		RegenerateLinkPerChildCapPer24h: c.PartnerAPI.RegenerateLinkPerChildCapPer24h,
+		KYC: store.KYCSettings{
+			CallbackURL:            c.KYC.CallbackURL,
+			CallbackSecret:         c.KYC.CallbackSecret,
+			DefaultIndividualLevel: c.KYC.DefaultIndividualLevel,
+			DefaultCompanyLevel:    c.KYC.DefaultCompanyLevel,
+			UBOLevel:               c.KYC.UBOLevel,
+			ReviewDelay:            time.Duration(c.KYC.ReviewDelay),
+			SanctionsFile:          c.KYC.SanctionsFile,
+		},
+		Chain: store.ChainSettings{
+			AutoAdvance: c.Chain.AutoAdvance,
+			StepDelay:   time.Duration(c.Chain.StepDelay),
+		},
+		AllowHTTP:            c.Dispatch.AllowHTTP,
+		AllowPrivateNetworks: c.Dispatch.AllowPrivateNetworks,
+		Levels:               c.Levels,
+		Assets:               c.Assets,
+	}
+}
+
+// dispatchConfig maps the configuration onto the dispatcher's.
+func (c *Config) dispatchConfig(version string) dispatch.Config {
+	delays := make([]time.Duration, len(c.Dispatch.RetryDelays))
+	for i, d := range c.Dispatch.RetryDelays {
+		delays[i] = time.Duration(d)
+	}
+	return dispatch.Config{
+		PollInterval:   time.Duration(c.Dispatch.PollInterval),
+		AttemptTimeout: time.Duration(c.Dispatch.AttemptTimeout),
+		RetryDelays:    delays,
+		MaxAttempts:    c.Dispatch.MaxAttempts,
+		Concurrency:    c.Dispatch.Concurrency,
+		Version:        version,
+	}
+}
+
+// publicURLFor returns public_url, or when it is not set, the base URL of
+// the bound address addr (an unspecified host becomes loopback, so links
+// work on this machine).
+func (c *Config) publicURLFor(addr net.Addr) string {
+	if c.PublicURL != "" {
+		return strings.TrimRight(c.PublicURL, "/")
+	}
+	return "http://" + linkHost(addr.String())
+}
+
+func linkHost(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// newLogger returns the slog logger of l, writing to w.
+func newLogger(l LogConfig, w io.Writer) *slog.Logger {
+	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[l.Level]
+	opts := &slog.HandlerOptions{Level: level}
+	if l.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
