@@ -1,0 +1,295 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// writeConfig writes text to a config file under t.TempDir.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "complybox.toml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// wantErr fails unless err is an error mentioning every part.
+func wantErr(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error; want one mentioning %q", parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("error %q does not mention %q", err, p)
+		}
+	}
+}
+
+func TestExampleConfig(t *testing.T) {
+	t.Run("EqualsDefaults", func(t *testing.T) {
+		cfg, warnings, err := loadConfig(configFlags{path: "config.example.toml"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) > 0 {
+			t.Fatalf("warnings: %q", warnings)
+		}
+		if want := DefaultConfig(); !reflect.DeepEqual(cfg, want) {
+			t.Fatalf("config.example.toml differs from DefaultConfig():\n got %+v\nwant %+v", cfg, want)
+		}
+	})
+	t.Run("DocumentsEveryKey", func(t *testing.T) {
+		var c Config
+		md, err := toml.DecodeFile("config.example.toml", &c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range c.envKeys() {
+			if !md.IsDefined(strings.Split(k.name, ".")...) {
+				t.Errorf("config.example.toml does not set %s", k.name)
+			}
+		}
+	})
+	t.Run("CommentedTablesParse", func(t *testing.T) {
+		// The commented [[credentials]], [[levels]] and [[assets]] examples
+		// must be valid when a user uncomments them.
+		b, err := os.ReadFile("config.example.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var blocks []string
+		var cur []string
+		for _, line := range strings.Split(string(b), "\n") {
+			switch {
+			case strings.HasPrefix(line, "# [["):
+				cur = []string{strings.TrimPrefix(line, "# ")}
+			case cur != nil && strings.HasPrefix(line, "#"):
+				cur = append(cur, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " "))
+			case cur != nil:
+				blocks = append(blocks, strings.Join(cur, "\n"))
+				cur = nil
+			}
+		}
+		if cur != nil {
+			blocks = append(blocks, strings.Join(cur, "\n"))
+		}
+		if len(blocks) != 3 {
+			t.Fatalf("found %d commented tables, want 3", len(blocks))
+		}
+		cfg, _, err := loadConfig(configFlags{path: writeConfig(t, strings.Join(blocks, "\n\n"))}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cfg.Credentials) != 1 || len(cfg.Levels) != 1 || len(cfg.Assets) != 1 {
+			t.Fatalf("got %d credentials, %d levels, %d assets", len(cfg.Credentials), len(cfg.Levels), len(cfg.Assets))
+		}
+		if l := cfg.Levels[0]; len(l.Steps) != 4 || !l.Steps[3].Optional || l.Questionnaire[0].Options[2] != "other" {
+			t.Fatalf("level decoded as %+v", l)
+		}
+		if a := cfg.Assets[0]; a.Decimals != 8 || a.NetworkFee != "0.0001" {
+			t.Fatalf("asset decoded as %+v", a)
+		}
+	})
+}
+
+func TestLoadConfig(t *testing.T) {
+	t.Run("NoFileIsDefaults", func(t *testing.T) {
+		cfg, _, err := loadConfig(configFlags{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(cfg, DefaultConfig()) {
+			t.Fatalf("got %+v", cfg)
+		}
+		if cfg.Listen != "127.0.0.1:8080" || cfg.DB != "complybox.db" || cfg.Dispatch.MaxAttempts != 5 {
+			t.Fatalf("defaults: %+v", cfg)
+		}
+	})
+	t.Run("ErrUnknownKey", func(t *testing.T) {
+		for text, key := range map[string]string{
+			"lsten = \"127.0.0.1:1\"\n":                     "lsten",
+			"[dispatch]\npoll_intervall = \"1s\"\n":          "dispatch.poll_intervall",
+			"[[levels]]\nname = \"x\"\napplicant_typ = 1\n":  "levels.applicant_typ",
+			"[nosuchtable]\nkey = 1\n":                       "nosuchtable",
+			"[[credentials]]\nkey = \"k\"\nsecrett = \"s\"\n": "credentials.secrett",
+		} {
+			_, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil)
+			wantErr(t, err, "unknown key", key)
+		}
+	})
+	t.Run("ErrBadDuration", func(t *testing.T) {
+		_, _, err := loadConfig(configFlags{path: writeConfig(t, "[kyc]\nreview_delay = \"2 seconds\"\n")}, nil)
+		wantErr(t, err, "kyc.review_delay", "not a duration")
+		_, _, err = loadConfig(configFlags{path: writeConfig(t, "[dispatch]\nretry_delays = [\"1s\", \"soon\"]\n")}, nil)
+		wantErr(t, err, "dispatch.retry_delays", "not a duration")
+		_, _, err = loadConfig(configFlags{}, []string{"COMPLYBOX_DISPATCH_POLL_INTERVAL=fast"})
+		wantErr(t, err, "COMPLYBOX_DISPATCH_POLL_INTERVAL", "dispatch.poll_interval", "not a duration")
+	})
+	t.Run("ErrBadType", func(t *testing.T) {
+		_, _, err := loadConfig(configFlags{path: writeConfig(t, "[dispatch]\nmax_attempts = \"five\"\n")}, nil)
+		wantErr(t, err, "dispatch.max_attempts")
+		_, _, err = loadConfig(configFlags{}, []string{"COMPLYBOX_CHAIN_AUTO_ADVANCE=maybe"})
+		wantErr(t, err, "COMPLYBOX_CHAIN_AUTO_ADVANCE", "chain.auto_advance")
+	})
+	t.Run("ErrMissingFile", func(t *testing.T) {
+		_, _, err := loadConfig(configFlags{path: filepath.Join(t.TempDir(), "none.toml")}, nil)
+		wantErr(t, err, "none.toml")
+	})
+	t.Run("Precedence", func(t *testing.T) {
+		file := writeConfig(t, "listen = \"127.0.0.1:1111\"\ndb = \"file.db\"\n[dispatch]\nmax_attempts = 7\nconcurrency = 3\n")
+		env := []string{"COMPLYBOX_LISTEN=127.0.0.1:2222", "COMPLYBOX_DB=env.db", "COMPLYBOX_DISPATCH_MAX_ATTEMPTS=9", "PATH=/bin"}
+		cfg, warnings, err := loadConfig(configFlags{path: file, listen: "127.0.0.1:3333"}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) > 0 {
+			t.Fatalf("warnings: %q", warnings)
+		}
+		if cfg.Listen != "127.0.0.1:3333" {
+			t.Errorf("listen = %s; the flag must beat the environment", cfg.Listen)
+		}
+		if cfg.DB != "env.db" || cfg.Dispatch.MaxAttempts != 9 {
+			t.Errorf("db = %s, max_attempts = %d; the environment must beat the file", cfg.DB, cfg.Dispatch.MaxAttempts)
+		}
+		if cfg.Dispatch.Concurrency != 3 {
+			t.Errorf("concurrency = %d; the file must beat the default", cfg.Dispatch.Concurrency)
+		}
+		cfg, _, err = loadConfig(configFlags{path: file, db: "flag.db"}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.DB != "flag.db" || cfg.Listen != "127.0.0.1:2222" {
+			t.Errorf("db = %s, listen = %s", cfg.DB, cfg.Listen)
+		}
+	})
+	t.Run("EnvEveryScalarKey", func(t *testing.T) {
+		env := []string{
+			"COMPLYBOX_PUBLIC_URL=https://kyc.example.com",
+			"COMPLYBOX_PARTNER_API_SPAWN_RATE_LIMIT_PER_HOUR=10",
+			"COMPLYBOX_PARTNER_API_REGENERATE_LINK_PER_CHILD_CAP_PER_24H=2",
+			"COMPLYBOX_KYC_CALLBACK_URL=https://partner.example.com/kyc",
+			"COMPLYBOX_KYC_CALLBACK_SECRET=s3cret",
+			"COMPLYBOX_KYC_REVIEW_DELAY=0s",
+			"COMPLYBOX_DISPATCH_RETRY_DELAYS=100ms, 1s,2m",
+			"COMPLYBOX_DISPATCH_ALLOW_HTTP=always",
+			"COMPLYBOX_DISPATCH_ALLOW_PRIVATE_NETWORKS=true",
+			"COMPLYBOX_CHAIN_AUTO_ADVANCE=false",
+			"COMPLYBOX_CHAIN_STEP_DELAY=250ms",
+			"COMPLYBOX_LOG_LEVEL=debug",
+			"COMPLYBOX_LOG_FORMAT=json",
+		}
+		cfg, warnings, err := loadConfig(configFlags{}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) > 0 {
+			t.Fatalf("warnings: %q", warnings)
+		}
+		want := DefaultConfig()
+		want.PublicURL = "https://kyc.example.com"
+		want.PartnerAPI = PartnerAPIConfig{SpawnRateLimitPerHour: 10, RegenerateLinkPerChildCapPer24h: 2}
+		want.KYC.CallbackURL = "https://partner.example.com/kyc"
+		want.KYC.CallbackSecret = "s3cret"
+		want.KYC.ReviewDelay = 0
+		want.Dispatch.RetryDelays = []Duration{Duration(100 * time.Millisecond), Duration(time.Second), Duration(2 * time.Minute)}
+		want.Dispatch.AllowHTTP = "always"
+		want.Dispatch.AllowPrivateNetworks = true
+		want.Chain = ChainConfig{AutoAdvance: false, StepDelay: Duration(250 * time.Millisecond)}
+		want.Log = LogConfig{Level: "debug", Format: "json"}
+		if !reflect.DeepEqual(cfg, want) {
+			t.Fatalf("got  %+v\nwant %+v", cfg, want)
+		}
+	})
+	t.Run("WarnUnknownVariable", func(t *testing.T) {
+		_, warnings, err := loadConfig(configFlags{}, []string{"COMPLYBOX_DISPATCH_POLL=1s", "COMPLYBOX_LISTEN=127.0.0.1:0", "OTHER_THING=1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "COMPLYBOX_DISPATCH_POLL") {
+			t.Fatalf("warnings = %q; want one naming COMPLYBOX_DISPATCH_POLL", warnings)
+		}
+	})
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, key string
+	}{
+		{"ListenNotHostPort", `listen = "8080"`, "listen"},
+		{"ListenBadPort", `listen = "127.0.0.1:99999"`, "listen"},
+		{"PublicURLRelative", `public_url = "/kyc"`, "public_url"},
+		{"PublicURLScheme", `public_url = "ftp://example.com"`, "public_url"},
+		{"DBEmpty", `db = ""`, "db"},
+		{"CredentialNoSecret", "[[credentials]]\nkey = \"k\"", "credentials[0].secret"},
+		{"CredentialEnvironment", "[[credentials]]\nkey = \"k\"\nsecret = \"s\"\nenvironment = \"staging\"", "credentials[0].environment"},
+		{"CredentialRole", "[[credentials]]\nkey = \"k\"\nsecret = \"s\"\nrole = \"root\"", "credentials[0].role"},
+		{"SpawnLimit", "[partner_api]\nspawn_rate_limit_per_hour = 0", "partner_api.spawn_rate_limit_per_hour"},
+		{"RegenerateCap", "[partner_api]\nregenerate_link_per_child_cap_per_24h = -1", "partner_api.regenerate_link_per_child_cap_per_24h"},
+		{"CallbackURL", "[kyc]\ncallback_url = \"partner.example.com\"", "kyc.callback_url"},
+		{"UBOLevelEmpty", "[kyc]\nubo_level = \"\"", "kyc.ubo_level"},
+		{"ReviewDelayNegative", "[kyc]\nreview_delay = \"-1s\"", "kyc.review_delay"},
+		{"SanctionsFileMissing", "[kyc]\nsanctions_file = \"/nonexistent/sanctions.txt\"", "kyc.sanctions_file"},
+		{"PollIntervalZero", "[dispatch]\npoll_interval = \"0s\"", "dispatch.poll_interval"},
+		{"AttemptTimeoutZero", "[dispatch]\nattempt_timeout = \"0s\"", "dispatch.attempt_timeout"},
+		{"RetryDelaysEmpty", "[dispatch]\nretry_delays = []", "dispatch.retry_delays"},
+		{"RetryDelayNegative", "[dispatch]\nretry_delays = [\"1s\", \"-1s\"]", "dispatch.retry_delays[1]"},
+		{"MaxAttemptsZero", "[dispatch]\nmax_attempts = 0", "dispatch.max_attempts"},
+		{"ConcurrencyZero", "[dispatch]\nconcurrency = 0", "dispatch.concurrency"},
+		{"AllowHTTP", "[dispatch]\nallow_http = \"sometimes\"", "dispatch.allow_http"},
+		{"StepDelayNegative", "[chain]\nstep_delay = \"-3s\"", "chain.step_delay"},
+		{"LogLevel", "[log]\nlevel = \"verbose\"", "log.level"},
+		{"LogFormat", "[log]\nformat = \"xml\"", "log.format"},
+		{"LevelNoName", "[[levels]]\napplicant_type = \"individual\"", "levels[0].name"},
+		{"LevelType", "[[levels]]\nname = \"x\"\napplicant_type = \"robot\"", "levels[0].applicant_type"},
+		{"LevelStepKind", "[[levels]]\nname = \"x\"\napplicant_type = \"individual\"\nsteps = [{kind = \"selfie\"}, {kind = \"dna\"}]", "levels[0].steps[1].kind"},
+		{"LevelQuestionType", "[[levels]]\nname = \"x\"\napplicant_type = \"individual\"\nquestionnaire = [{id = \"q\", type = \"essay\"}]", "levels[0].questionnaire[0].type"},
+		{"AssetNoSymbol", "[[assets]]\nnetwork = \"x\"\ndecimals = 8", "assets[0].symbol"},
+		{"AssetDecimals", "[[assets]]\nsymbol = \"X\"\ndecimals = -1", "assets[0].decimals"},
+		{"AssetPriceExponent", "[[assets]]\nsymbol = \"X\"\ndecimals = 8\nusd_price = \"1e3\"", "assets[0].usd_price"},
+		{"AssetPriceNegative", "[[assets]]\nsymbol = \"X\"\ndecimals = 8\nusd_price = \"-1\"", "assets[0].usd_price"},
+		{"AssetFeeTooPrecise", "[[assets]]\nsymbol = \"X\"\ndecimals = 2\nnetwork_fee = \"0.001\"", "assets[0].network_fee"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := loadConfig(configFlags{path: writeConfig(t, tc.file+"\n")}, nil)
+			wantErr(t, err, tc.key)
+		})
+	}
+	t.Run("OK", func(t *testing.T) {
+		text := "[[assets]]\nsymbol = \"X\"\ndecimals = 2\nnetwork_fee = \"0.010\"\nusd_price = \"1.5\"\n"
+		if _, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestPublicURLFor(t *testing.T) {
+	addr := func(s string) net.Addr {
+		a, err := net.ResolveTCPAddr("tcp", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	for _, tc := range []struct{ publicURL, bound, want string }{
+		{"", "127.0.0.1:43211", "http://127.0.0.1:43211"},
+		{"", "0.0.0.0:8080", "http://127.0.0.1:8080"},
+		{"", "[::]:8080", "http://[::1]:8080"},
+		{"https://kyc.example.com/", "127.0.0.1:8080", "https://kyc.example.com"},
+	} {
+		c := DefaultConfig()
+		c.PublicURL = tc.publicURL
+		if got := c.publicURLFor(addr(tc.bound)); got != tc.want {
+			t.Errorf("publicURLFor(%q, %s) = %s, want %s", tc.publicURL, tc.bound, got, tc.want)
+		}
+	}
+}
