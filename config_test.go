@@ -117,10 +117,10 @@ func TestLoadConfig(t *testing.T) {
 	})
 	t.Run("ErrUnknownKey", func(t *testing.T) {
 		for text, key := range map[string]string{
-			"lsten = \"127.0.0.1:1\"\n":                     "lsten",
-			"[dispatch]\npoll_intervall = \"1s\"\n":          "dispatch.poll_intervall",
-			"[[levels]]\nname = \"x\"\napplicant_typ = 1\n":  "levels.applicant_typ",
-			"[nosuchtable]\nkey = 1\n":                       "nosuchtable",
+			"lsten = \"127.0.0.1:1\"\n":                       "lsten",
+			"[dispatch]\npoll_intervall = \"1s\"\n":           "dispatch.poll_intervall",
+			"[[levels]]\nname = \"x\"\napplicant_typ = 1\n":   "levels.applicant_typ",
+			"[nosuchtable]\nkey = 1\n":                        "nosuchtable",
 			"[[credentials]]\nkey = \"k\"\nsecrett = \"s\"\n": "credentials.secrett",
 		} {
 			_, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil)
