@@ -293,3 +293,16 @@ func TestPublicURLFor(t *testing.T) {
 		}
 	}
 }
+
+func TestREADMEDocumentsEveryKey(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	for _, k := range c.envKeys() {
+		if !strings.Contains(string(b), "`"+k.name+"`") || !strings.Contains(string(b), "`"+k.env+"`") {
+			t.Errorf("README.md's configuration table lacks %s / %s", k.name, k.env)
+		}
+	}
+}
