@@ -331,9 +331,12 @@ func (c *Config) Validate() error {
 	if c.DB == "" {
 		return configError("db", "must name a file")
 	}
+	seen := map[string]bool{}
 	for i, cr := range c.Credentials {
 		key := fmt.Sprintf("credentials[%d]", i)
 		switch {
+		case seen[cr.Key]:
+			return configError(key+".key", "%q is listed twice", cr.Key)
 		case cr.Key == "":
 			return configError(key+".key", "is required")
 		case cr.Secret == "":
@@ -343,6 +346,7 @@ func (c *Config) Validate() error {
 		case cr.Role != "" && cr.Role != store.RolePartner && cr.Role != store.RoleAdmin:
 			return configError(key+".role", "%q is not partner or admin", cr.Role)
 		}
+		seen[cr.Key] = true
 	}
 	if c.PartnerAPI.SpawnRateLimitPerHour < 1 {
 		return configError("partner_api.spawn_rate_limit_per_hour", "must be at least 1")
@@ -491,6 +495,9 @@ const maxDecimals = 36
 func validAsset(key string, a store.Asset) error {
 	if a.Symbol == "" {
 		return configError(key+".symbol", "is required")
+	}
+	if a.ID != "" && !store.IsUUID(a.ID) {
+		return configError(key+".id", "%q is not a uuid", a.ID)
 	}
 	if a.Decimals < 0 || a.Decimals > maxDecimals {
 		return configError(key+".decimals", "must be between 0 and %d", maxDecimals)

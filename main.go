@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal during shutdown kills the process at once
+	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
@@ -468,18 +473,26 @@ func writeBackup(st *store.Store, out string) error {
 var errMismatch = &exitError{code: 1, err: errors.New("signature mismatch")}
 
 func newVerifySignatureCmd(a *app) *cobra.Command {
-	var secret, signature string
+	var secret, signature, id string
+	var timestamp int64
 	cmd := &cobra.Command{
 		Use:   "verify-signature --secret S --signature HEX [FILE]",
 		Short: "Check a webhook body (FILE or stdin) against its X-Webhook-Signature",
 		Long: "verify-signature checks a webhook body, read from FILE or stdin, against the\n" +
 			"X-Webhook-Signature header: lowercase hex HMAC-SHA256 of the raw body keyed\n" +
 			"with the signing secret exactly as the API returned it. Exit 0 on match, 1 on\n" +
-			"mismatch.",
+			"mismatch.\n\n" +
+			"A Standard Webhooks webhook-signature header (\"v1,<base64>\", several\n" +
+			"separated by spaces) is checked too when --id (webhook-id) and --timestamp\n" +
+			"(webhook-timestamp) are given.",
 		Args: args(0, 1, "at most one FILE"),
 		RunE: func(cmd *cobra.Command, a2 []string) error {
 			if secret == "" || signature == "" {
 				return usageError("verify-signature: --secret and --signature are required")
+			}
+			standard := strings.HasPrefix(signature, "v1,")
+			if standard && (id == "" || timestamp == 0) {
+				return usageError("verify-signature: a v1 signature needs --id and --timestamp")
 			}
 			var body []byte
 			var err error
@@ -491,7 +504,13 @@ func newVerifySignatureCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !dispatch.Verify(secret, body, signature) {
+			ok := false
+			if standard {
+				ok = verifyStandard(secret, id, timestamp, body, signature)
+			} else {
+				ok = dispatch.Verify(secret, body, signature)
+			}
+			if !ok {
 				return errMismatch
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "signature OK")
@@ -499,8 +518,23 @@ func newVerifySignatureCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&secret, "secret", "", "the signing secret, exactly as returned by the API")
-	cmd.Flags().StringVar(&signature, "signature", "", "the X-Webhook-Signature header (hex)")
+	cmd.Flags().StringVar(&signature, "signature", "", "the X-Webhook-Signature header (hex), or a webhook-signature header (v1,…)")
+	cmd.Flags().StringVar(&id, "id", "", "the webhook-id header, for a v1 signature")
+	cmd.Flags().Int64Var(&timestamp, "timestamp", 0, "the webhook-timestamp header (Unix seconds), for a v1 signature")
 	return cmd
+}
+
+// verifyStandard reports whether one of the space-separated signatures of a
+// Standard Webhooks webhook-signature header matches, in constant time.
+func verifyStandard(secret, id string, timestamp int64, body []byte, header string) bool {
+	want := []byte(dispatch.SignStandard(secret, id, timestamp, body))
+	ok := false
+	for _, sig := range strings.Fields(header) {
+		if subtle.ConstantTimeCompare([]byte(sig), want) == 1 {
+			ok = true
+		}
+	}
+	return ok
 }
 
 // versionInfo describes the build.

@@ -270,6 +270,37 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// TestServeEnvironment sets COMPLYBOX_ variables for the process, so it does
+// not run in parallel.
+func TestServeEnvironment(t *testing.T) {
+	t.Setenv("COMPLYBOX_PUBLIC_URL", "https://kyc.example.com")
+	t.Setenv("COMPLYBOX_LOG_FORMAT", "json")
+	t.Setenv("COMPLYBOX_DISPATCH_POLL", "1s")
+	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
+	if status, _ := call(t, "GET", s.URL+"/healthz", "", "", nil); status != 200 {
+		t.Fatalf("healthz: %d", status)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	var warned, listening bool
+	for _, line := range strings.Split(strings.TrimSpace(s.logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		if rec["level"] == "WARN" && strings.Contains(fmt.Sprint(rec["msg"]), "COMPLYBOX_DISPATCH_POLL") {
+			warned = true
+		}
+		if rec["msg"] == "listening" && rec["publicUrl"] == "https://kyc.example.com" {
+			listening = true
+		}
+	}
+	if !warned || !listening {
+		t.Fatalf("warned about COMPLYBOX_DISPATCH_POLL: %v; public_url from the environment: %v; logs:\n%s", warned, listening, s.logs.String())
+	}
+}
+
 func TestServeErrors(t *testing.T) {
 	t.Run("DBInUse", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "complybox.db")
@@ -511,6 +542,26 @@ func TestVerifySignatureCommand(t *testing.T) {
 			if exitCode(err) != 1 {
 				t.Fatalf("%q: %v (exit %d), want exit 1", args, err, exitCode(err))
 			}
+		}
+	})
+	t.Run("StandardWebhooks", func(t *testing.T) {
+		const id, ts = "msg_1", int64(1795000000)
+		std := dispatch.SignStandard(secret, id, ts, body)
+		stamp := fmt.Sprint(ts)
+		mustRun(t, "verify-signature", "--secret", secret, "--signature", "v1,bm9wZQ== "+std, "--id", id, "--timestamp", stamp, file)
+		for _, args := range [][]string{
+			{"--signature", std, "--id", "msg_2", "--timestamp", stamp},
+			{"--signature", std, "--id", id, "--timestamp", "1795000001"},
+			{"--signature", "v1,bm9wZQ==", "--id", id, "--timestamp", stamp},
+		} {
+			_, err := runCmd(t, append(append([]string{"verify-signature", "--secret", secret}, args...), file)...)
+			if exitCode(err) != 1 {
+				t.Fatalf("%q: %v, want exit 1", args, err)
+			}
+		}
+		_, err := runCmd(t, "verify-signature", "--secret", secret, "--signature", std, file)
+		if exitCode(err) != 2 {
+			t.Fatalf("v1 signature without --id: %v, want a usage error", err)
 		}
 	})
 	t.Run("ErrUsage", func(t *testing.T) {
