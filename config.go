@@ -457,9 +457,12 @@ func validHTTPURL(key, raw string) error {
 	return nil
 }
 
-var stepKinds = []string{
-	store.StepIdentityDoc, store.StepSelfie, store.StepLiveness, store.StepPOA,
-	store.StepQuestionnaire, store.StepCompanyDocs, store.StepAML, store.StepAdverseMedia,
+// stepKinds lists the step kinds a level may use.
+func stepKinds() []string {
+	return []string{
+		store.StepIdentityDoc, store.StepSelfie, store.StepLiveness, store.StepPOA,
+		store.StepQuestionnaire, store.StepCompanyDocs, store.StepAML, store.StepAdverseMedia,
+	}
 }
 
 func validLevel(key string, l store.Level) error {
@@ -470,8 +473,8 @@ func validLevel(key string, l store.Level) error {
 		return configError(key+".applicant_type", "%q is not individual or company", l.ApplicantType)
 	}
 	for i, s := range l.Steps {
-		if !slices.Contains(stepKinds, s.Kind) {
-			return configError(fmt.Sprintf("%s.steps[%d].kind", key, i), "%q is not one of %s", s.Kind, strings.Join(stepKinds, ", "))
+		if kinds := stepKinds(); !slices.Contains(kinds, s.Kind) {
+			return configError(fmt.Sprintf("%s.steps[%d].kind", key, i), "%q is not one of %s", s.Kind, strings.Join(kinds, ", "))
 		}
 	}
 	for i, q := range l.Questionnaire {

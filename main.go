@@ -470,7 +470,7 @@ func writeBackup(st *store.Store, out string) error {
 }
 
 // errMismatch is verify-signature's failure: exit code 1.
-var errMismatch = &exitError{code: 1, err: errors.New("signature mismatch")}
+func errMismatch() error { return &exitError{code: 1, err: errors.New("signature mismatch")} }
 
 func newVerifySignatureCmd(a *app) *cobra.Command {
 	var secret, signature, id string
@@ -511,7 +511,7 @@ func newVerifySignatureCmd(a *app) *cobra.Command {
 				ok = dispatch.Verify(secret, body, signature)
 			}
 			if !ok {
-				return errMismatch
+				return errMismatch()
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "signature OK")
 			return nil
