@@ -208,7 +208,9 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Write
 	dispDone := make(chan struct{})
 	go func() {
 		defer close(dispDone)
-		disp.Run(dispCtx)
+		if err := disp.Run(dispCtx); err != nil {
+			logger.Error("dispatcher stopped", "err", err)
+		}
 	}()
 	defer func() {
 		stopDispatch()
