@@ -284,10 +284,11 @@ func setFromString(f reflect.Value, s string) error {
 		}
 		f.Set(reflect.ValueOf(d))
 	case f.Kind() == reflect.Slice:
+		// "10s,30s,1m"; the TOML form ["10s", "30s"] is accepted too.
 		var ds []Duration
-		for part := range strings.SplitSeq(s, ",") {
+		for part := range strings.SplitSeq(strings.Trim(s, "[] "), ",") {
 			var d Duration
-			if err := d.UnmarshalText([]byte(strings.TrimSpace(part))); err != nil {
+			if err := d.UnmarshalText([]byte(strings.Trim(part, "\"' "))); err != nil {
 				return err
 			}
 			ds = append(ds, d)

@@ -219,6 +219,17 @@ func TestLoadConfig(t *testing.T) {
 			t.Fatalf("warnings = %q; want one naming COMPLYBOX_DISPATCH_POLL", warnings)
 		}
 	})
+	t.Run("RetryDelaysTOMLForm", func(t *testing.T) {
+		cfg, _, err := loadConfig(configFlags{}, []string{`COMPLYBOX_DISPATCH_RETRY_DELAYS=["1s", "2s"]`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []Duration{Duration(time.Second), Duration(2 * time.Second)}; !reflect.DeepEqual(cfg.Dispatch.RetryDelays, want) {
+			t.Fatalf("retry_delays = %v", cfg.Dispatch.RetryDelays)
+		}
+		_, _, err = loadConfig(configFlags{}, []string{"COMPLYBOX_DISPATCH_RETRY_DELAYS=1s,,2s"})
+		wantErr(t, err, "COMPLYBOX_DISPATCH_RETRY_DELAYS")
+	})
 }
 
 func TestValidate(t *testing.T) {

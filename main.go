@@ -143,10 +143,10 @@ func newServeCmd(a *app) *cobra.Command {
 	var f configFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the API, hosted UI, console and webhook dispatcher",
-		Long: "serve runs the API, hosted verification UI, console, webhook dispatcher and\n" +
-			"sandbox simulators in one process. Precedence: flags > COMPLYBOX_* environment\n" +
-			"variables > config file > built-in defaults. SIGINT or SIGTERM stops it gracefully.",
+		Short: "Run the API, the webhook dispatcher and the sandbox simulators",
+		Long: "serve runs the API, the webhook dispatcher and the sandbox simulators in one\n" +
+			"process. Precedence: flags > COMPLYBOX_* environment variables > config file >\n" +
+			"built-in defaults. SIGINT or SIGTERM stops it gracefully.",
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, warnings, err := loadConfig(f, a.environ)
