@@ -437,6 +437,9 @@ func newBackupCmd(a *app) *cobra.Command {
 				if a2[0] == "-" {
 					return st.Backup(cmd.OutOrStdout(), nil)
 				}
+				if sameFile(cfg.DB, a2[0]) {
+					return usageError("backup: OUT %s is the db itself", a2[0])
+				}
 				if err := writeBackup(st, a2[0]); err != nil {
 					return fmt.Errorf("backup: %w", err)
 				}
@@ -447,6 +450,16 @@ func newBackupCmd(a *app) *cobra.Command {
 	}
 	addConfigFlags(cmd, &f)
 	return cmd
+}
+
+// sameFile reports whether a and b name one existing file.
+func sameFile(a, b string) bool {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	return err == nil && os.SameFile(ia, ib)
 }
 
 // writeBackup writes the backup to a temporary file beside out and renames

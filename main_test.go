@@ -488,6 +488,13 @@ func TestBackupCommand(t *testing.T) {
 			t.Fatal("backup created the missing db")
 		}
 	})
+	t.Run("ErrOutIsDB", func(t *testing.T) {
+		_, err := runCmd(t, "backup", "--db", db, filepath.Join(dir, ".", "complybox.db"))
+		wantErr(t, err, "the db itself")
+		if got := listKeys(t, db); got != want {
+			t.Fatalf("db holds %q after a refused backup, want %q", got, want)
+		}
+	})
 	t.Run("ErrNoOut", func(t *testing.T) {
 		_, err := runCmd(t, "backup", "--db", db)
 		if exitCode(err) != 2 {
