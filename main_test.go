@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,16 +27,37 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers (loggers).
+// syncBuffer is a bytes.Buffer safe for concurrent writers (loggers) that
+// can wait for a text to appear.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // signalled after each write
 }
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{written: make(chan struct{}, 1)} }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	select {
+	case s.written <- struct{}{}:
+	default:
+	}
 	return s.b.Write(p)
+}
+
+// waitFor waits until the buffer contains text, failing the test after 10 s.
+func (s *syncBuffer) waitFor(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(s.String(), text) {
+		select {
+		case <-s.written:
+		case <-deadline:
+			t.Fatalf("%q did not appear within 10s in:\n%s", text, s.String())
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -124,7 +146,7 @@ func startServe(t *testing.T, db string, extra ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newLineWriter()
-	logs := &syncBuffer{}
+	logs := newSyncBuffer()
 	done := make(chan error, 1)
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--db", db}, extra...)
 	go func() { done <- run(ctx, args, out, logs) }()
@@ -267,6 +289,75 @@ func TestServe(t *testing.T) {
 	}
 	if status, _ := call(t, "GET", again.URL+"/webhooks/outbound", s.Key, s.Secret, nil); status != 200 {
 		t.Fatalf("first-run credential after restart: %d", status)
+	}
+}
+
+// TestGracefulShutdown checks that a request in flight when the server is
+// told to stop still gets its answer, and that run then returns nil.
+func TestGracefulShutdown(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
+	// With Expect: 100-continue the client sends the body only once the
+	// handler reads it, so "100 Continue" proves the request is in flight.
+	body, w := io.Pipe()
+	inFlight := make(chan struct{})
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		Got100Continue: func() { close(inFlight) },
+	})
+	req, err := http.NewRequestWithContext(ctx, "PUT", s.URL+"/webhooks/outbound", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Expect", "100-continue")
+	req.Header.Set("X-Api-Key", s.Key)
+	req.Header.Set("X-Api-Secret", s.Secret)
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
+	type answer struct {
+		status int
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := client.Do(req)
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		resp.Body.Close()
+		answered <- answer{status: resp.StatusCode}
+	}()
+	select {
+	case <-inFlight:
+	case a := <-answered:
+		t.Fatalf("answered before the body was sent: %+v", a)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no 100 Continue within 10s")
+	}
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	s.logs.waitFor(t, "shutting down")
+	select {
+	case err := <-stopped:
+		t.Fatalf("run returned (%v) with a request in flight", err)
+	default:
+	}
+	if _, err := io.WriteString(w, `{"url":"http://127.0.0.1:9/hook"}`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if a := <-answered; a.err != nil || a.status != 200 {
+		t.Fatalf("in-flight request: status %d, err %v; want 200", a.status, a.err)
+	}
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatalf("run returned %v, want nil", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not return within 20s of the last answer")
+	}
+	if _, err := http.Get(s.URL + "/healthz"); err == nil {
+		t.Fatal("a new request was served after shutdown")
 	}
 }
 
