@@ -232,8 +232,8 @@ func serve(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Write
 		srv.Close()
 		return err
 	}
-	fmt.Fprintf(stdout, "complybox listening on http://%s\n", ln.Addr())
 	logger.Info("listening", "addr", ln.Addr().String(), "publicUrl", publicURL, "db", cfg.DB, "version", ver.version)
+	fmt.Fprintf(stdout, "complybox listening on http://%s\n", ln.Addr())
 
 	select {
 	case <-ctx.Done():
