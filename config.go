@@ -185,17 +185,16 @@ func (c *Config) parse(name, text string) error {
 	md, err := toml.Decode(text, c)
 	if err != nil {
 		var pe toml.ParseError
-		if errors.As(err, &pe) {
+		if errors.As(err, &pe) && pe.LastKey != "" {
 			return fmt.Errorf("config %s: line %d: key %s: %s", name, pe.Position.Line, pe.LastKey, pe.Message)
+		}
+		if errors.As(err, &pe) {
+			return fmt.Errorf("config %s: line %d: %s", name, pe.Position.Line, pe.Message)
 		}
 		return fmt.Errorf("config %s: %w", name, err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		keys := make([]string, len(undecoded))
-		for i, k := range undecoded {
-			keys[i] = k.String()
-		}
-		return fmt.Errorf("config %s: unknown key %q", name, keys[0])
+		return fmt.Errorf("config %s: unknown key %q", name, undecoded[0].String())
 	}
 	return nil
 }

@@ -141,6 +141,19 @@ func TestLoadConfig(t *testing.T) {
 		_, _, err = loadConfig(configFlags{}, []string{"COMPLYBOX_CHAIN_AUTO_ADVANCE=maybe"})
 		wantErr(t, err, "COMPLYBOX_CHAIN_AUTO_ADVANCE", "chain.auto_advance")
 	})
+	t.Run("FileListReplacesDefault", func(t *testing.T) {
+		cfg, _, err := loadConfig(configFlags{path: writeConfig(t, "[dispatch]\nretry_delays = [\"1s\", \"2s\"]\n")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []Duration{Duration(time.Second), Duration(2 * time.Second)}; !reflect.DeepEqual(cfg.Dispatch.RetryDelays, want) {
+			t.Fatalf("retry_delays = %v, want %v", cfg.Dispatch.RetryDelays, want)
+		}
+	})
+	t.Run("ErrSyntax", func(t *testing.T) {
+		_, _, err := loadConfig(configFlags{path: writeConfig(t, "listen = \"127.0.0.1:1\"\n[dispatch\n")}, nil)
+		wantErr(t, err, "complybox.toml: line ", "table name")
+	})
 	t.Run("ErrMissingFile", func(t *testing.T) {
 		_, _, err := loadConfig(configFlags{path: filepath.Join(t.TempDir(), "none.toml")}, nil)
 		wantErr(t, err, "none.toml")
