@@ -9,6 +9,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"strings"
+	"unicode"
 )
 
 // Limits on uploaded images (SPEC §3.4).
@@ -50,7 +51,9 @@ func DecodeImage(field, value string, allowPDF bool) (Image, error) {
 // DecodeImage accepts. It refuses text that would decode past MaxImageBytes
 // before allocating for it.
 func decodeBase64(field, value string) ([]byte, error) {
-	value = strings.TrimSpace(value)
+	trimmed := strings.TrimLeftFunc(value, unicode.IsSpace)
+	base := len(value) - len(trimmed) // offset of value in the text as sent
+	value = strings.TrimRightFunc(trimmed, unicode.IsSpace)
 	if len(value) >= 5 && strings.EqualFold(value[:5], "data:") {
 		comma := strings.IndexByte(value, ',')
 		if comma < 0 {
@@ -61,11 +64,13 @@ func decodeBase64(field, value string) ([]byte, error) {
 			return nil, Invalid(field, "%s must be base64-encoded: its data: prefix must end in ;base64", field)
 		}
 		value = value[comma+1:]
+		base += comma + 1
 	}
 
 	// Count the base64 characters first so that an oversized upload is
-	// refused without building a copy of it.
-	n, pad := 0, 0
+	// refused without building a copy of it. Offsets in messages count from
+	// the start of the value as sent.
+	n, pad, padAt := 0, 0, -1
 	std, url := -1, -1 // offset of the first character unique to each alphabet
 	for i := 0; i < len(value); i++ {
 		c := value[i]
@@ -73,6 +78,9 @@ func decodeBase64(field, value string) ([]byte, error) {
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
 			continue
 		case c == '=':
+			if pad == 0 {
+				padAt = i
+			}
 			pad++
 			continue
 		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
@@ -85,10 +93,10 @@ func decodeBase64(field, value string) ([]byte, error) {
 				url = i
 			}
 		default:
-			return nil, Invalid(field, "%s is not valid base64: unexpected character %s at offset %d", field, quoteByte(c), i)
+			return nil, Invalid(field, "%s is not valid base64: unexpected character %s at offset %d", field, quoteByte(c), base+i)
 		}
 		if pad > 0 {
-			return nil, Invalid(field, "%s is not valid base64: padding '=' in the middle at offset %d", field, i)
+			return nil, Invalid(field, "%s is not valid base64: padding '=' in the middle at offset %d", field, base+padAt)
 		}
 		n++
 	}
