@@ -12,6 +12,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -247,6 +248,30 @@ func TestDecodeImage(t *testing.T) {
 		_, err = store.CheckImage("selfie", withPNGSize(t, pngBytes(t, 200, 200), 10000, 6000), false)
 		expectInvalid(t, err, "selfie", "10000×6000 pixels; at most 50 megapixels")
 	})
+	t.Run("ErrDecodeMemory", func(t *testing.T) {
+		// 36 megapixels of 16-bit RGBA would take 8 bytes each.
+		var buf bytes.Buffer
+		deep := image.NewNRGBA64(image.Rect(0, 0, 200, 200))
+		noise := rand.New(rand.NewPCG(1, 2)) // incompressible
+		for i := range deep.Pix {
+			deep.Pix[i] = uint8(noise.Uint32())
+		}
+		if err := png.Encode(&buf, deep); err != nil {
+			t.Fatal(err)
+		}
+		_, err := store.CheckImage("documentFront", withPNGSize(t, buf.Bytes(), 6000, 6000), true)
+		expectInvalid(t, err, "documentFront", "6000×6000 pixels and would need about 274 MiB to decode")
+
+		// A progressive 4:2:0 JPEG keeps 6 bytes of coefficients per pixel
+		// on top of its 1.5 byte image: 49 megapixels are too many, while a
+		// baseline JPEG of that size would be decoded.
+		progressive := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc2, 7000, 7000)
+		_, err = store.CheckImage("documentFront", progressive, true)
+		expectInvalid(t, err, "documentFront", "7000×7000 pixels and would need about 350 MiB to decode")
+		baseline := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc0, 7000, 7000)
+		_, err = store.CheckImage("documentFront", baseline, true)
+		expectInvalid(t, err, "documentFront", "truncated or corrupt: not a complete JPEG")
+	})
 }
 
 // withPNGSize rewrites the IHDR of a PNG to declare w×h pixels, with a valid
@@ -260,6 +285,21 @@ func withPNGSize(tb testing.TB, data []byte, w, h uint32) []byte {
 	binary.BigEndian.PutUint32(out[16:], w)
 	binary.BigEndian.PutUint32(out[20:], h)
 	binary.BigEndian.PutUint32(out[29:], crc32.ChecksumIEEE(out[12:29]))
+	return out
+}
+
+// withJPEGFrame rewrites the start-of-frame marker of a JPEG made by
+// image/jpeg (baseline, three components 4:2:0) to marker and w×h pixels.
+func withJPEGFrame(tb testing.TB, data []byte, marker byte, w, h uint16) []byte {
+	tb.Helper()
+	out := append([]byte{}, data...)
+	i := bytes.Index(out, []byte{0xff, 0xc0, 0x00, 0x11, 0x08})
+	if i < 0 {
+		tb.Fatal("no SOF0")
+	}
+	out[i+1] = marker
+	binary.BigEndian.PutUint16(out[i+5:], h)
+	binary.BigEndian.PutUint16(out[i+7:], w)
 	return out
 }
 
