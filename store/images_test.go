@@ -327,29 +327,56 @@ func FuzzDecodeImage(f *testing.F) {
 	f.Add("QUJD\n=", true)
 	f.Fuzz(func(t *testing.T, value string, allowPDF bool) {
 		img, err := store.DecodeImage("documentFront", value, allowPDF)
-		if err != nil {
-			expectInvalid(t, err, "documentFront")
-			return
-		}
-		sum := sha256.Sum256(img.Data)
-		if img.SHA256 != hex.EncodeToString(sum[:]) || len(img.Data) > 10<<20 || len(img.Data) == 0 {
-			t.Fatalf("accepted %d bytes with sha %s", len(img.Data), img.SHA256)
-		}
-		switch img.ContentType {
-		case "image/jpeg", "image/png":
-			if img.Width < 200 || img.Height < 200 {
-				t.Fatalf("accepted %d×%d", img.Width, img.Height)
+		checkAccepted(t, img, err, allowPDF)
+		if err == nil {
+			again, err := store.CheckImage("documentFront", img.Data, allowPDF)
+			if err != nil || again.SHA256 != img.SHA256 || again.ContentType != img.ContentType {
+				t.Fatalf("CheckImage disagrees with DecodeImage: %v", err)
 			}
-		case "application/pdf":
-			if !allowPDF || !bytes.HasPrefix(img.Data, []byte("%PDF-")) {
-				t.Fatalf("accepted a PDF with allowPDF=%v", allowPDF)
-			}
-		default:
-			t.Fatalf("accepted content type %q", img.ContentType)
-		}
-		again, err := store.CheckImage("documentFront", img.Data, allowPDF)
-		if err != nil || again.SHA256 != img.SHA256 || again.ContentType != img.ContentType {
-			t.Fatalf("CheckImage disagrees with DecodeImage: %v", err)
 		}
 	})
+}
+
+// FuzzCheckImage feeds arbitrary bytes to CheckImage, which reaches deeper
+// into the JPEG and PNG decoders than base64 text does.
+func FuzzCheckImage(f *testing.F) {
+	// Seeds are in testdata/fuzz/FuzzCheckImage.
+	f.Add(pdfBytes(), false)
+	f.Fuzz(func(t *testing.T, data []byte, allowPDF bool) {
+		img, err := store.CheckImage("selfie", data, allowPDF)
+		if err != nil {
+			expectInvalid(t, err, "selfie")
+			return
+		}
+		checkAccepted(t, img, nil, allowPDF)
+		if !bytes.Equal(img.Data, data) {
+			t.Fatal("CheckImage changed the data")
+		}
+	})
+}
+
+// checkAccepted fails unless err is an EINVALID error naming documentFront,
+// or img satisfies every rule of an upload.
+func checkAccepted(t *testing.T, img store.Image, err error, allowPDF bool) {
+	t.Helper()
+	if err != nil {
+		expectInvalid(t, err, "documentFront")
+		return
+	}
+	sum := sha256.Sum256(img.Data)
+	if img.SHA256 != hex.EncodeToString(sum[:]) || len(img.Data) > 10<<20 || len(img.Data) == 0 {
+		t.Fatalf("accepted %d bytes with sha %s", len(img.Data), img.SHA256)
+	}
+	switch img.ContentType {
+	case "image/jpeg", "image/png":
+		if img.Width < 200 || img.Height < 200 {
+			t.Fatalf("accepted %d×%d", img.Width, img.Height)
+		}
+	case "application/pdf":
+		if !allowPDF || !bytes.HasPrefix(img.Data, []byte("%PDF-")) {
+			t.Fatalf("accepted a PDF with allowPDF=%v", allowPDF)
+		}
+	default:
+		t.Fatalf("accepted content type %q", img.ContentType)
+	}
 }
