@@ -380,3 +380,23 @@ func checkAccepted(t *testing.T, img store.Image, err error, allowPDF bool) {
 		t.Fatalf("accepted content type %q", img.ContentType)
 	}
 }
+
+func BenchmarkDecodeImage(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"JPEG_3000x2000", jpegBytes(b, 3000, 2000)},
+		{"PNG_1500x1000", pngBytes(b, 1500, 1000)},
+	} {
+		value := base64.StdEncoding.EncodeToString(c.data)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				if _, err := store.DecodeImage("documentFront", value, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
