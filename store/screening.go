@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -51,6 +52,61 @@ func LoadSanctions(path string) ([]string, error) {
 		return nil, fmt.Errorf("sanctions list %s: %w", path, err)
 	}
 	return names, nil
+}
+
+// SanctionsList is a screening list file that is read again whenever it
+// changes on disk (size or modification time), so that an updated list
+// applies without a restart and a review does not parse the file each time.
+// It is safe for concurrent use; keep one per Store.
+type SanctionsList struct {
+	path string
+
+	mu    sync.Mutex
+	size  int64
+	mod   time.Time
+	names []string
+}
+
+// NewSanctionsList returns the list of the file at path, read on first use.
+func NewSanctionsList(path string) *SanctionsList {
+	return &SanctionsList{path: path}
+}
+
+// Names returns the names of the list as LoadSanctions reads them. It
+// returns an error, and no names, when the file is missing or broken: a
+// screening that cannot run must say so rather than clear everyone.
+func (l *SanctionsList) Names() ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fi, err := os.Stat(l.path)
+	if err != nil {
+		l.names = nil
+		return nil, fmt.Errorf("sanctions list: %w", err)
+	}
+	if l.names != nil && fi.Size() == l.size && fi.ModTime().Equal(l.mod) {
+		return l.names, nil
+	}
+	names, err := LoadSanctions(l.path)
+	if err != nil {
+		l.names = nil
+		return nil, err
+	}
+	if names == nil {
+		names = []string{}
+	}
+	l.names, l.size, l.mod = names, fi.Size(), fi.ModTime()
+	return names, nil
+}
+
+// FindPerson screens an individual: it returns the first entry of list that
+// matches the full name (first, middle and last names) or, when there is a
+// middle name, the name without it, since lists often omit middle names.
+func FindPerson(list []string, first, middle, last string) (string, bool) {
+	full := strings.Join(strings.Fields(first+" "+middle+" "+last), " ")
+	if entry, ok := FindSanction(list, full); ok || normalizeName(middle) == "" {
+		return entry, ok
+	}
+	return FindSanction(list, first+" "+last)
 }
 
 // MatchSanctions reports whether name matches an entry of list. See

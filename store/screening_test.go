@@ -174,3 +174,66 @@ func FuzzMatchSanctions(f *testing.F) {
 		}
 	})
 }
+
+func TestSanctionsList(t *testing.T) {
+	path := writeList(t, "Ivan Petrov\n")
+	l := store.NewSanctionsList(path)
+	expect := func(want ...string) {
+		t.Helper()
+		names, err := l.Names()
+		if err != nil || !slices.Equal(names, want) {
+			t.Fatalf("Names() = %q, %v; want %q", names, err, want)
+		}
+	}
+	expect("Ivan Petrov")
+	expect("Ivan Petrov")
+
+	// An edit of the same size is seen through the modification time.
+	if err := os.WriteFile(path, []byte("Olga Petrov\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	expect("Olga Petrov")
+
+	if err := os.WriteFile(path, []byte("# emptied\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expect()
+
+	if err := os.WriteFile(path, []byte("Ivan Petrov\n!!!\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := l.Names(); err == nil || names != nil {
+		t.Fatalf("broken list: %q, %v", names, err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := l.Names(); err == nil || names != nil {
+		t.Fatalf("missing list: %q, %v", names, err)
+	}
+}
+
+func TestFindPerson(t *testing.T) {
+	list := []string{"Ivan Petrov", "Maria Luisa Gomez"}
+	for _, c := range []struct {
+		first, middle, last string
+		want                string
+	}{
+		{"Ivan", "", "Petrov", "Ivan Petrov"},
+		{"Ivan", "Sergeyevich", "Petrov", "Ivan Petrov"},
+		{"IVAN", " ", "PETROV", "Ivan Petrov"},
+		{"Maria", "Luisa", "Gómez", "Maria Luisa Gomez"},
+		{"María Luisa", "", "Gomez", "Maria Luisa Gomez"},
+		{"Maria", "", "Gomez", ""},
+		{"Olga", "Ivan", "Petrov", ""},
+	} {
+		entry, ok := store.FindPerson(list, c.first, c.middle, c.last)
+		if entry != c.want || ok != (c.want != "") {
+			t.Errorf("FindPerson(%q, %q, %q) = %q, %v; want %q", c.first, c.middle, c.last, entry, ok, c.want)
+		}
+	}
+}
