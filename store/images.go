@@ -181,21 +181,22 @@ func CheckImage(field string, data []byte, allowPDF bool) (Image, error) {
 	return img, nil
 }
 
-var (
-	magicJPEG = []byte{0xff, 0xd8, 0xff}
-	magicPNG  = []byte("\x89PNG\r\n\x1a\n")
-	magicPDF  = []byte("%PDF-")
+// Leading bytes of the accepted formats.
+const (
+	magicJPEG = "\xff\xd8\xff"
+	magicPNG  = "\x89PNG\r\n\x1a\n"
+	magicPDF  = "%PDF-"
 )
 
 // sniffImage returns the content type of data from its leading bytes, or ""
 // when it is none of the accepted formats.
 func sniffImage(data []byte) string {
 	switch {
-	case bytes.HasPrefix(data, magicJPEG):
+	case bytes.HasPrefix(data, []byte(magicJPEG)):
 		return TypeJPEG
-	case bytes.HasPrefix(data, magicPNG):
+	case bytes.HasPrefix(data, []byte(magicPNG)):
 		return TypePNG
-	case bytes.HasPrefix(data, magicPDF):
+	case bytes.HasPrefix(data, []byte(magicPDF)):
 		return TypePDF
 	}
 	return ""
