@@ -61,8 +61,8 @@ func decodeBase64(field, value string) ([]byte, error) {
 		if comma < 0 {
 			return nil, Invalid(field, "%s has a data: prefix without a comma before the data", field)
 		}
-		header := strings.ToLower(value[:comma])
-		if !strings.HasSuffix(strings.TrimSpace(header), ";base64") {
+		header := strings.ToLower(strings.ReplaceAll(value[:comma], " ", ""))
+		if !strings.HasSuffix(header, ";base64") {
 			return nil, Invalid(field, "%s must be base64-encoded: its data: prefix must end in ;base64", field)
 		}
 		value = value[comma+1:]

@@ -133,6 +133,7 @@ func TestDecodeImage(t *testing.T) {
 			"wrong data type": "data:image/png;base64," + base64.RawURLEncoding.EncodeToString(data),
 			"upper DATA":      "DATA:IMAGE/JPEG;BASE64," + s,
 			"data no type":    "data:;base64," + s,
+			"data spaced":     "data:image/jpeg; base64, " + s,
 		} {
 			img, err := store.DecodeImage("documentFront", value, false)
 			if err != nil {
