@@ -227,12 +227,13 @@ func otherFormat(data []byte) string {
 	return ""
 }
 
-// pixelsPerByte bound how many pixels a complete image of each format can
-// describe per byte of input, with generous margins: deflate expands at most
-// 1032 times and a PNG pixel takes at least one bit; a JPEG spends at least
-// one bit on each 8×8 block of a component that may be subsampled 4×4. An
-// image that declares more pixels than its size allows is truncated or a
-// decompression bomb, and is refused before memory is allocated for it.
+// pngPixelsPerByte and jpegPixelsPerByte bound how many pixels a complete
+// image of each format can describe per byte of input, with generous
+// margins: deflate expands at most 1032 times and a PNG pixel takes at least
+// one bit; a JPEG spends at least one bit on each 8×8 block of a component
+// that may be subsampled 4×4. An image that declares more pixels than its
+// size allows is truncated or a decompression bomb, and is refused before
+// memory is allocated for it.
 const (
 	pngPixelsPerByte  = 8 * 1032
 	jpegPixelsPerByte = 8 * 64 * 16
