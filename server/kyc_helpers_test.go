@@ -119,3 +119,4 @@ func (in *instance) historyTypes(extID string) []string {
 	}
 	return out
 }
+
