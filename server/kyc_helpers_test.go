@@ -120,3 +120,8 @@ func (in *instance) historyTypes(extID string) []string {
 	return out
 }
 
+// rawJSON embeds s verbatim in a request body.
+type rawJSON string
+
+// MarshalJSON implements json.Marshaler.
+func (r rawJSON) MarshalJSON() ([]byte, error) { return []byte(r), nil }
