@@ -1,13 +1,19 @@
 package server_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
 func TestProductionReview(t *testing.T) {
-	in := start(t)
+	list := filepath.Join(t.TempDir(), "sanctions.txt")
+	if err := os.WriteFile(list, []byte("# test list\nIvan Sanctionov\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, func(o *options) { o.settings.KYC.SanctionsFile = list })
 	rc, secret := in.kycReceiver()
 	pk, ps := in.credential("production", "partner")
 	ak, as := in.credential("production", "admin")
@@ -48,7 +54,7 @@ func TestProductionReview(t *testing.T) {
 			findings[h.Details["check"].(string)] = h.Details["result"].(string)
 		}
 	}
-	if findings["age"] != "under_18" || findings["duplicate"] != "none" || findings["images"] != "valid" {
+	if findings["age"] != "under_18" || findings["duplicate"] != "none" || findings["images"] != "valid" || findings["sanctions"] != "clear" {
 		t.Errorf("p1 findings %v", findings)
 	}
 	hist, _ = in.Store.ApplicantHistory("production", "p2")
@@ -58,6 +64,18 @@ func TestProductionReview(t *testing.T) {
 	}
 	if !dup {
 		t.Errorf("p2: duplicate selfie not found")
+	}
+	prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "p3", "firstName": "Ivan", "lastName": "Sanctionov", "dateOfBirth": "1970-01-01"})
+	prod(200, "POST", "/v1/applicants/p3/verify", verifyBody(t, 32))
+	hist, _ = in.Store.ApplicantHistory("production", "p3")
+	findings = map[string]string{}
+	for _, h := range hist {
+		if h.EventType == "review.check" {
+			findings[h.Details["check"].(string)] = h.Details["result"].(string)
+		}
+	}
+	if findings["sanctions"] != "match" || findings["age"] != "ok" {
+		t.Errorf("p3 findings %v", findings)
 	}
 	// Findings are internal: not in the partner's history.
 	var h struct{ Items []struct{ EventType string } }

@@ -248,19 +248,17 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
 			return false, err
 		}
 	}
-	hit := false
 	if file := t.s.settings.KYC.SanctionsFile; file != "" {
 		list, err := LoadSanctions(file)
 		if err != nil {
 			t.s.log.Warn("sanctions list unreadable", "file", file, "err", err)
 			return false, record("sanctions", "list_unavailable", nil)
 		}
-		hit = MatchSanctions(list, a.fullName())
-		result := "clear"
+		entry, hit := FindSanction(list, a.fullName())
 		if hit {
-			result = "match"
+			return true, record("sanctions", "match", map[string]any{"entry": entry, "suggestedLabel": "SANCTIONS"})
 		}
-		return hit, record("sanctions", result, map[string]any{"suggestedLabel": "SANCTIONS"})
+		return false, record("sanctions", "clear", nil)
 	}
 	return false, record("sanctions", "not_configured", nil)
 }
