@@ -151,7 +151,9 @@ func TestListApplicants(t *testing.T) {
 
 func TestKYCCatalog(t *testing.T) {
 	in := start(t)
-	var c struct{ EventTypes []struct{ Name, EntityType, Description string } }
+	var c struct {
+		EventTypes []struct{ Name, EntityType, Description string }
+	}
 	in.expect(200, "GET", "/v1/webhooks/events/catalog", nil).json(t, &c)
 	if len(c.EventTypes) != 9 || c.EventTypes[3].Name != "applicantReviewed" || c.EventTypes[3].EntityType != "applicant" {
 		t.Fatalf("catalog %+v", c)
