@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/complybox/complybox/store"
 )
@@ -40,12 +41,20 @@ func (s *Server) listApplicants(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) getApplicant(w http.ResponseWriter, r *request) error {
-	a, err := s.store.Applicant(r.env, r.params.ByName("id"))
+	b, err := s.store.ApplicantJSON(r.env, r.params.ByName("id"))
 	if err != nil {
 		return err
 	}
-	s.encode(w, http.StatusOK, a)
+	writeJSON(w, http.StatusOK, b)
 	return nil
+}
+
+// writeJSON writes JSON bytes rendered by the store, as encode would.
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
 }
 
 func (s *Server) patchApplicant(w http.ResponseWriter, r *request) error {

@@ -48,7 +48,7 @@ func (s *Store) setStatus(env Env, extID string, from []string, to, historyType,
 		if a.Status == to {
 			return nil
 		}
-		if !contains(from, a.Status) {
+		if !inList(from, a.Status) {
 			return Conflict("applicant_"+a.Status, "applicant %q is %s", extID, a.Status)
 		}
 		a.Status = to

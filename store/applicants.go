@@ -150,12 +150,20 @@ func (t *txn) getApplicant(env Env, extID string) (*diskApplicant, error) {
 	return a, json.Unmarshal(b, a)
 }
 
+// putApplicant stores the applicant and its rendered view, so that a read
+// is a copy of bytes.
 func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	return t.env(env, "applicants").Put([]byte(a.ExternalID), b)
+	if err := t.env(env, "applicants").Put([]byte(a.ExternalID), b); err != nil {
+		return err
+	}
+	if b, err = json.Marshal(a.view()); err != nil {
+		return err
+	}
+	return t.env(env, "applicant_views").Put([]byte(a.ExternalID), b)
 }
 
 // touch marks a as changed now and stores it.
@@ -167,7 +175,7 @@ func (t *txn) save(env Env, a *diskApplicant) error {
 
 // lock adds field to the locked fields, keeping them in field order.
 func (a *diskApplicant) lock(field string) {
-	if contains(a.Locked, field) {
+	if inList(a.Locked, field) {
 		return
 	}
 	a.Locked = append(a.Locked, field)
@@ -316,6 +324,21 @@ func (s *Store) Applicant(env Env, extID string) (Applicant, error) {
 	return out, err
 }
 
+// ApplicantJSON returns the applicant as GET /v1/applicants/{id} renders
+// it, as JSON bytes. Returns ENOTFOUND.
+func (s *Store) ApplicantJSON(env Env, extID string) ([]byte, error) {
+	var out []byte
+	err := s.view(func(t *txn) error {
+		b := t.env(env, "applicant_views").Get([]byte(extID))
+		if b == nil {
+			return NotFound("applicant", extID)
+		}
+		out = append(make([]byte, 0, len(b)+1), b...)
+		return nil
+	})
+	return out, err
+}
+
 // ApplicantFilter selects applicants; empty fields match everything.
 type ApplicantFilter struct {
 	Status       string
@@ -330,7 +353,7 @@ func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *st
 	default:
 		return nil, nil, Invalid("status", "status must be active, deactivated or blocklisted")
 	}
-	if f.ReviewStatus != "" && !contains(reviewStatuses(), f.ReviewStatus) {
+	if f.ReviewStatus != "" && !inList(reviewStatuses(), f.ReviewStatus) {
 		return nil, nil, Invalid("reviewStatus", "reviewStatus must be one of %s", strings.Join(reviewStatuses(), ", "))
 	}
 	out := []Applicant{}
@@ -419,14 +442,14 @@ func (t *txn) patchFields(env Env, a *diskApplicant, in ApplicantInput) error {
 			return Conflict("review_in_progress", "country cannot change while a verification is in flight; reset the applicant first")
 		}
 		if c.clear {
-			if had || contains(a.Locked, c.field) {
+			if had || inList(a.Locked, c.field) {
 				changed = append(changed, c.field)
 			}
 			delete(a.Fields, c.field)
 			a.unlock(c.field)
 			continue
 		}
-		if !had || old != c.value || !contains(a.Locked, c.field) {
+		if !had || old != c.value || !inList(a.Locked, c.field) {
 			changed = append(changed, c.field)
 		}
 		if a.Fields == nil {

@@ -78,7 +78,7 @@ type HistoryPage struct {
 // first, at most 200 entries. Returns ENOTFOUND and EINVALID for an event
 // type outside the partner-visible list or a limit outside 1..200.
 func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPage, error) {
-	if q.EventType != "" && !contains(historyEventTypes(), q.EventType) {
+	if q.EventType != "" && !inList(historyEventTypes(), q.EventType) {
 		return HistoryPage{}, Invalid("eventType", "eventType must be one of %s", strings.Join(historyEventTypes(), ", "))
 	}
 	if q.Limit == 0 {
@@ -98,7 +98,7 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 			return err
 		}
 		for _, h := range all {
-			if h.Internal || !contains(historyEventTypes(), h.EventType) ||
+			if h.Internal || !inList(historyEventTypes(), h.EventType) ||
 				(q.EventType != "" && h.EventType != q.EventType) || (!q.Since.IsZero() && h.AtUtc.Before(q.Since)) {
 				continue
 			}

@@ -159,7 +159,7 @@ func (l Level) validate() error {
 	seen := map[string]bool{}
 	for i, st := range l.Steps {
 		f := "steps[" + itoa(i) + "].kind"
-		if !contains(stepKinds(), st.Kind) {
+		if !inList(stepKinds(), st.Kind) {
 			return Invalid(f, "kind must be one of %s", strings.Join(stepKinds(), ", "))
 		}
 		if seen[st.Kind] {
@@ -218,7 +218,7 @@ func (l Level) validate() error {
 func checkFieldList(field string, list, allowed []string) error {
 	seen := map[string]bool{}
 	for i, f := range list {
-		if !contains(allowed, f) || seen[f] {
+		if !inList(allowed, f) || seen[f] {
 			return Invalid(field+"["+itoa(i)+"]", "%q is not allowed here (allowed once each: %s)", f, strings.Join(allowed, ", "))
 		}
 		seen[f] = true

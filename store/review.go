@@ -312,7 +312,7 @@ func (d *Decision) validate(forced bool) error {
 		return Invalid("reviewAnswer", "reviewAnswer must be GREEN or RED")
 	}
 	for i, l := range d.RejectLabels {
-		if !contains(RejectLabels(), l) {
+		if !inList(RejectLabels(), l) {
 			return Invalid("rejectLabels["+itoa(i)+"]", "unknown reject label %q", l)
 		}
 	}

@@ -104,7 +104,7 @@ func (a *diskApplicant) recompute() {
 			final = final || st.ReviewRejectType == RejectFinal
 			retry = retry || st.ReviewRejectType == RejectRetry
 			for _, l := range st.RejectLabels {
-				if !contains(labels, l) {
+				if !inList(labels, l) {
 					labels = append(labels, l)
 				}
 			}

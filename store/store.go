@@ -203,6 +203,7 @@ func envBuckets() []string {
 		"applicants",       // externalUserId -> applicant
 		"applicants_idx",   // seq -> externalUserId
 		"applicant_ids",    // applicant id -> externalUserId
+		"applicant_views",  // externalUserId -> the applicant as GET renders it (JSON)
 		"sessions",         // token -> verification session
 		"shortlinks",       // short code -> token
 		"images",           // sha256 -> image bytes

@@ -32,7 +32,7 @@ func fieldsOf(typ string) []string {
 	return individualFields()
 }
 
-func contains(list []string, s string) bool {
+func inList(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
 			return true
@@ -113,7 +113,7 @@ func normalizeField(name, v string, now time.Time) (string, error) {
 		}
 	case "legalForm":
 		l := strings.ToLower(v)
-		if !contains(legalForms(), l) {
+		if !inList(legalForms(), l) {
 			return "", Invalid(name, "legalForm must be one of %s", strings.Join(legalForms(), ", "))
 		}
 		return l, nil

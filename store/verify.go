@@ -99,7 +99,7 @@ func (s *Store) Verify(env Env, extID string, in VerifyInput) (StatusView, error
 		if in.IDDocType == "" {
 			return StatusView{}, Invalid("idDocType", "idDocType is required: one of %s", strings.Join(idDocTypes(), ", "))
 		}
-		if !contains(idDocTypes(), in.IDDocType) {
+		if !inList(idDocTypes(), in.IDDocType) {
 			return StatusView{}, Invalid("idDocType", "idDocType must be one of %s", strings.Join(idDocTypes(), ", "))
 		}
 		if !IsCountry(in.Country) {
@@ -214,7 +214,7 @@ func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 			}
 		case "choice":
 			var s string
-			if json.Unmarshal(raw, &s) != nil || !contains(q.Options, s) {
+			if json.Unmarshal(raw, &s) != nil || !inList(q.Options, s) {
 				return Invalid(f, "the answer to %q must be one of %s", q.ID, strings.Join(q.Options, ", "))
 			}
 		default:
@@ -315,7 +315,7 @@ func (s *Store) AddDocument(env Env, extID string, in DocumentInput) (Document, 
 			kinds = append(kinds, st.Kind)
 		}
 	}
-	if !contains(kinds, in.Kind) {
+	if !inList(kinds, in.Kind) {
 		return Document{}, Invalid("kind", "kind must be a document step of level %s: %s", l.Name, strings.Join(kinds, ", "))
 	}
 	switch in.Kind {
@@ -326,7 +326,7 @@ func (s *Store) AddDocument(env Env, extID string, in DocumentInput) (Document, 
 		if in.Side != "front" && in.Side != "back" {
 			return Document{}, Invalid("side", "side must be front or back")
 		}
-		if in.DocType != "" && !contains(idDocTypes(), in.DocType) {
+		if in.DocType != "" && !inList(idDocTypes(), in.DocType) {
 			return Document{}, Invalid("docType", "docType must be one of %s", strings.Join(idDocTypes(), ", "))
 		}
 	case StepCompanyDocs:
