@@ -94,4 +94,8 @@ func TestVerificationSessions(t *testing.T) {
 	in.expect(201, "POST", "/v1/applicants/s2/verification-sessions", nil)
 	wantStatus(t, in.status("s2"), "pending", nil, nil, 0)
 	wantStatus(t, in.expect(200, "POST", "/v1/applicants/s2/verify", verifyBody(t, 11)).m(t), "completed", "GREEN", nil, 1)
+	want = append([]string{"enrollment.completed:system", "applicant.approved:system", "enrollment.submitted:partner", "enrollment.created:partner"}, want...)
+	if h := in.historyTypes("s2"); !slices.Equal(h, want) {
+		t.Fatalf("history %v, want %v", h, want)
+	}
 }

@@ -190,6 +190,13 @@ func (t *txn) verdict(env Env, a *diskApplicant, actor, comment string) error {
 	}}); err != nil {
 		return err
 	}
+	if !a.SessionEnd.IsZero() {
+		// The applicant was enrolled through a hosted-UI session.
+		if err := t.appendHistory(env, a.ID, HistoryEntry{EventType: "enrollment.completed", ActorType: ActorSystem,
+			Details: map[string]any{"reviewAnswer": a.Review.ReviewAnswer}}); err != nil {
+			return err
+		}
+	}
 	return t.event(env, a, "applicantReviewed", nil)
 }
 
