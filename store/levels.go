@@ -96,10 +96,16 @@ func (s *Store) defaultLevels() []Level {
 			out = append(out, l)
 		}
 	}
-	for i := range out {
-		out[i] = out[i].normalized()
+	kept := out[:0]
+	for _, l := range out {
+		l = l.normalized()
+		if err := l.validate(); err != nil {
+			s.log.Warn("levels: ignoring an invalid configured level", "name", l.Name, "err", err)
+			continue
+		}
+		kept = append(kept, l)
 	}
-	return out
+	return kept
 }
 
 // normalized returns l with nil slices made empty, so it encodes as [].
@@ -459,3 +465,7 @@ func (s *Store) PatchLevel(env Env, name string, p LevelPatch) (Level, error) {
 	})
 	return out, err
 }
+
+// Validate checks a level definition, e.g. a [[levels]] entry of the
+// configuration at start-up. Returns EINVALID naming the field.
+func (l Level) Validate() error { return l.normalized().validate() }
