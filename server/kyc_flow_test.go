@@ -204,3 +204,21 @@ func TestKYCManualThenDecision(t *testing.T) {
 		t.Fatalf("history %v, want %v", h, want)
 	}
 }
+
+func TestKYBRejectMagicName(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "kyb-r", "type": "company", "companyName": "Reject", "registrationNumber": "HRB 9", "country": "DEU", "legalForm": "LTD"})
+	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
+		in.expect(201, "POST", "/v1/applicants/kyb-r/documents", map[string]any{"kind": "company_docs", "docType": dt, "image": b64(jpegImage(t, 300, 400, uint64(90+i)))})
+	}
+	in.expect(200, "POST", "/v1/applicants/kyb-r/review", nil)
+	wantStatus(t, in.status("kyb-r"), "submitted", nil, nil, 1)
+	in.advance(2 * time.Second)
+	d := rc.reviewed(t, secret)
+	if d["externalUserId"] != "kyb-r" || d["levelName"] != "kyb-level" {
+		t.Fatalf("data %v", d)
+	}
+	wantStatus(t, in.status("kyb-r"), "completed", "RED", "FINAL", 1)
+	wantSteps(t, in.stepStatuses("kyb-r"), map[string]string{"company_docs": "completed/RED/FINAL", "questionnaire": "completed/GREEN", "aml": "completed/GREEN"})
+}

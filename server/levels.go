@@ -11,7 +11,7 @@ func (s *Server) listLevels(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	s.encode(w, http.StatusOK, map[string]any{"items": levels})
+	s.encode(w, http.StatusOK, newList(levels, nil))
 	return nil
 }
 

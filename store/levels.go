@@ -57,6 +57,9 @@ func stepKinds() []string {
 // submission instead of collecting the applicant's data.
 func screening(kind string) bool { return kind == StepAML || kind == StepAdverseMedia }
 
+// documentStep reports whether kind collects images.
+func documentStep(kind string) bool { return !screening(kind) && kind != StepQuestionnaire }
+
 // builtinLevels returns the three levels of SPEC 3.1.
 func builtinLevels() []Level {
 	return []Level{

@@ -126,14 +126,14 @@ func (t *txn) reviewSandbox(env Env, a *diskApplicant) error {
 	for i := range a.Steps {
 		if st := &a.Steps[i]; st.ReviewStatus == ReviewSubmitted || st.ReviewStatus == ReviewInReview {
 			submitted = append(submitted, st)
-			if !screening(st.Kind) {
+			if documentStep(st.Kind) {
 				data++
 			}
 		}
 	}
-	// red reports whether the rule's rejection hits st: data steps, or
-	// every step when the applicant has no data step under review.
-	red := func(st *Step) bool { return !screening(st.Kind) || data == 0 }
+	// red reports whether the rule's rejection hits st: document steps, or
+	// every step when no document step is under review.
+	red := func(st *Step) bool { return documentStep(st.Kind) || data == 0 }
 	amlHit := false
 	for _, st := range submitted {
 		if st.Kind == StepAML {
