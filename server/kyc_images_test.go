@@ -63,3 +63,21 @@ func TestBadImages(t *testing.T) {
 		t.Fatalf("documents %v", docs)
 	}
 }
+
+func TestImageLimits(t *testing.T) {
+	in := start(t)
+	in.createApplicant("big", "Green")
+	huge := make([]byte, 11<<20)
+	for i := range huge {
+		huge[i] = byte(i * 7)
+	}
+	body := verifyBody(t, 22)
+	body["selfie"] = b64(huge)
+	if _, f := errField(t, in.expect(400, "POST", "/v1/applicants/big/verify", body)); f != "selfie" {
+		t.Errorf("11 MiB selfie: field %q", f)
+	}
+	over := `{"selfie":"` + strings.Repeat("A", 26<<20) + `"}`
+	in.expect(413, "POST", "/v1/applicants/big/verify", over)
+	in.expect(413, "POST", "/v1/applicants/big/documents", over)
+	in.expect(413, "PATCH", "/v1/applicants/big", `{"lastName":"`+strings.Repeat("A", 2<<20)+`"}`)
+}

@@ -166,7 +166,7 @@ func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 	return t.env(env, "applicant_views").Put([]byte(a.ExternalID), b)
 }
 
-// touch marks a as changed now and stores it.
+// save marks a as changed now, derives its aggregate review and stores it.
 func (t *txn) save(env Env, a *diskApplicant) error {
 	a.UpdatedAt = At(t.now)
 	a.recompute()
