@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"image"
+	"image/color"
 	"image/jpeg"
 	"image/png"
 	"strings"
@@ -59,8 +61,8 @@ func decodeBase64(field, value string) ([]byte, error) {
 		if comma < 0 {
 			return nil, Invalid(field, "%s has a data: prefix without a comma before the data", field)
 		}
-		header := strings.ToLower(value[:comma])
-		if !strings.HasSuffix(strings.TrimSpace(header), ";base64") {
+		header := strings.ToLower(strings.ReplaceAll(value[:comma], " ", ""))
+		if !strings.HasSuffix(header, ";base64") {
 			return nil, Invalid(field, "%s must be base64-encoded: its data: prefix must end in ;base64", field)
 		}
 		value = value[comma+1:]
@@ -179,21 +181,22 @@ func CheckImage(field string, data []byte, allowPDF bool) (Image, error) {
 	return img, nil
 }
 
-var (
-	magicJPEG = []byte{0xff, 0xd8, 0xff}
-	magicPNG  = []byte("\x89PNG\r\n\x1a\n")
-	magicPDF  = []byte("%PDF-")
+// Leading bytes of the accepted formats.
+const (
+	magicJPEG = "\xff\xd8\xff"
+	magicPNG  = "\x89PNG\r\n\x1a\n"
+	magicPDF  = "%PDF-"
 )
 
 // sniffImage returns the content type of data from its leading bytes, or ""
 // when it is none of the accepted formats.
 func sniffImage(data []byte) string {
 	switch {
-	case bytes.HasPrefix(data, magicJPEG):
+	case bytes.HasPrefix(data, []byte(magicJPEG)):
 		return TypeJPEG
-	case bytes.HasPrefix(data, magicPNG):
+	case bytes.HasPrefix(data, []byte(magicPNG)):
 		return TypePNG
-	case bytes.HasPrefix(data, magicPDF):
+	case bytes.HasPrefix(data, []byte(magicPDF)):
 		return TypePDF
 	}
 	return ""
@@ -224,21 +227,27 @@ func otherFormat(data []byte) string {
 	return ""
 }
 
-// pixelsPerByte bound how many pixels a complete image of each format can
-// describe per byte of input, with generous margins: deflate expands at most
-// 1032 times and a PNG pixel takes at least one bit; a JPEG spends at least
-// one bit on each 8×8 block of a component that may be subsampled 4×4. An
-// image that declares more pixels than its size allows is truncated or a
-// decompression bomb, and is refused before memory is allocated for it.
+// pngPixelsPerByte and jpegPixelsPerByte bound how many pixels a complete
+// image of each format can describe per byte of input, with generous
+// margins: deflate expands at most 1032 times and a PNG pixel takes at least
+// one bit; a JPEG spends at least one bit on each 8×8 block of a component
+// that may be subsampled 4×4. An image that declares more pixels than its
+// size allows is truncated or a decompression bomb, and is refused before
+// memory is allocated for it.
 const (
 	pngPixelsPerByte  = 8 * 1032
 	jpegPixelsPerByte = 8 * 64 * 16
 )
 
+// maxDecodeMemory bounds the memory the standard decoders may allocate for
+// one upload. Most 50-megapixel images fit; a progressive JPEG or a 16-bit
+// PNG needs several times more memory per pixel and is refused sooner.
+const maxDecodeMemory = 256 << 20
+
 // checkRaster checks that data, a JPEG or PNG, decodes completely and has an
 // acceptable size, and returns its dimensions.
 func checkRaster(field, contentType string, data []byte) (int, int, error) {
-	decodeConfig, decode, perByte, name := jpeg.DecodeConfig, jpeg.Decode, jpegPixelsPerByte, "JPEG"
+	decodeConfig, decode, perByte, name := jpeg.DecodeConfig, jpeg.Decode, int64(jpegPixelsPerByte), "JPEG"
 	if contentType == TypePNG {
 		decodeConfig, decode, perByte, name = png.DecodeConfig, png.Decode, pngPixelsPerByte, "PNG"
 	}
@@ -254,13 +263,110 @@ func checkRaster(field, contentType string, data []byte) (int, int, error) {
 	if pixels > MaxImagePixels {
 		return 0, 0, Invalid(field, "%s is %d×%d pixels; at most %d megapixels are allowed", field, w, h, MaxImagePixels/1_000_000)
 	}
-	if pixels > int64(len(data))*int64(perByte) {
+	if pixels > int64(len(data))*perByte {
 		return 0, 0, Invalid(field, "%s is truncated or corrupt: %d bytes cannot hold a %d×%d %s image", field, len(data), w, h, name)
+	}
+	var memory int64
+	if contentType == TypePNG {
+		memory = pixels * pngBytesPerPixel(cfg)
+	} else {
+		memory = pixels * jpegBytesPerPixel(data) / 64
+	}
+	if memory > maxDecodeMemory {
+		return 0, 0, Invalid(field, "%s is %d×%d pixels and would need about %d MiB to decode; at most %d MiB are allowed, send a smaller image",
+			field, w, h, memory>>20, maxDecodeMemory>>20)
 	}
 	if _, err := decode(bytes.NewReader(data)); err != nil {
 		return 0, 0, rasterError(field, name, err)
 	}
 	return w, h, nil
+}
+
+// pngBytesPerPixel is the size of a pixel of the image png.Decode returns
+// for a PNG of the given configuration.
+func pngBytesPerPixel(cfg image.Config) int64 {
+	switch cfg.ColorModel {
+	case color.GrayModel:
+		return 1
+	case color.Gray16Model:
+		return 2
+	case color.RGBAModel, color.NRGBAModel:
+		return 4
+	}
+	if _, ok := cfg.ColorModel.(color.Palette); ok {
+		return 1
+	}
+	return 8
+}
+
+// jpegBytesPerPixel estimates, in 64ths of a byte, the memory jpeg.Decode
+// allocates per pixel: one byte per sample of each component, scaled by its
+// subsampling; four bytes more per sample for the coefficients a
+// progressive JPEG keeps; and the final image of a four-component (CMYK)
+// JPEG. It reads the frame header (SOF) itself, because image.Config does
+// not tell. When the header cannot be read it assumes the worst case.
+func jpegBytesPerPixel(data []byte) int64 {
+	const worst = 64 * (4 + 4*4 + 4)
+	sof, progressive := jpegFrame(data)
+	if len(sof) < 6 {
+		return worst
+	}
+	n := int(sof[5])
+	if n < 1 || len(sof) < 6+3*n {
+		return worst
+	}
+	hmax, vmax := 1, 1
+	for i := 0; i < n; i++ {
+		hv := sof[6+3*i+1]
+		hmax, vmax = max(hmax, int(hv>>4)), max(vmax, int(hv&15))
+	}
+	var samples int64 // in 64ths of a sample per pixel
+	for i := 0; i < n; i++ {
+		hv := sof[6+3*i+1]
+		samples += int64(64 * int(hv>>4) * int(hv&15) / (hmax * vmax))
+	}
+	perPixel := samples
+	if progressive {
+		perPixel += 4 * samples
+	}
+	if n == 4 {
+		perPixel += 64 * 4
+	}
+	return perPixel
+}
+
+// jpegFrame returns the body of the first start-of-frame segment of a JPEG
+// (precision, height, width, component count and components) and whether it
+// is progressive, walking the marker segments that precede it.
+func jpegFrame(data []byte) ([]byte, bool) {
+	i := 2 // after SOI
+	for i+4 <= len(data) {
+		if data[i] != 0xff {
+			return nil, false
+		}
+		marker := data[i+1]
+		switch {
+		case marker == 0xff: // fill byte
+			i++
+			continue
+		case marker == 0x01 || (marker >= 0xd0 && marker <= 0xd8): // no length
+			i += 2
+			continue
+		}
+		length := int(data[i+2])<<8 | int(data[i+3])
+		if length < 2 || i+2+length > len(data) {
+			return nil, false
+		}
+		body := data[i+4 : i+2+length]
+		if marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc {
+			return body, marker == 0xc2 || marker == 0xc6 || marker == 0xca || marker == 0xce
+		}
+		if marker == 0xda { // start of scan before any frame
+			return nil, false
+		}
+		i += 2 + length
+	}
+	return nil, false
 }
 
 // rasterError explains a decoder failure.

@@ -12,6 +12,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -132,6 +133,7 @@ func TestDecodeImage(t *testing.T) {
 			"wrong data type": "data:image/png;base64," + base64.RawURLEncoding.EncodeToString(data),
 			"upper DATA":      "DATA:IMAGE/JPEG;BASE64," + s,
 			"data no type":    "data:;base64," + s,
+			"data spaced":     "data:image/jpeg; base64, " + s,
 		} {
 			img, err := store.DecodeImage("documentFront", value, false)
 			if err != nil {
@@ -247,6 +249,30 @@ func TestDecodeImage(t *testing.T) {
 		_, err = store.CheckImage("selfie", withPNGSize(t, pngBytes(t, 200, 200), 10000, 6000), false)
 		expectInvalid(t, err, "selfie", "10000×6000 pixels; at most 50 megapixels")
 	})
+	t.Run("ErrDecodeMemory", func(t *testing.T) {
+		// 36 megapixels of 16-bit RGBA would take 8 bytes each.
+		var buf bytes.Buffer
+		deep := image.NewNRGBA64(image.Rect(0, 0, 200, 200))
+		noise := rand.New(rand.NewPCG(1, 2)) // incompressible
+		for i := range deep.Pix {
+			deep.Pix[i] = uint8(noise.Uint32())
+		}
+		if err := png.Encode(&buf, deep); err != nil {
+			t.Fatal(err)
+		}
+		_, err := store.CheckImage("documentFront", withPNGSize(t, buf.Bytes(), 6000, 6000), true)
+		expectInvalid(t, err, "documentFront", "6000×6000 pixels and would need about 274 MiB to decode")
+
+		// A progressive 4:2:0 JPEG keeps 6 bytes of coefficients per pixel
+		// on top of its 1.5 byte image: 49 megapixels are too many, while a
+		// baseline JPEG of that size would be decoded.
+		progressive := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc2, 7000, 7000)
+		_, err = store.CheckImage("documentFront", progressive, true)
+		expectInvalid(t, err, "documentFront", "7000×7000 pixels and would need about 350 MiB to decode")
+		baseline := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc0, 7000, 7000)
+		_, err = store.CheckImage("documentFront", baseline, true)
+		expectInvalid(t, err, "documentFront", "truncated or corrupt: not a complete JPEG")
+	})
 }
 
 // withPNGSize rewrites the IHDR of a PNG to declare w×h pixels, with a valid
@@ -260,6 +286,21 @@ func withPNGSize(tb testing.TB, data []byte, w, h uint32) []byte {
 	binary.BigEndian.PutUint32(out[16:], w)
 	binary.BigEndian.PutUint32(out[20:], h)
 	binary.BigEndian.PutUint32(out[29:], crc32.ChecksumIEEE(out[12:29]))
+	return out
+}
+
+// withJPEGFrame rewrites the start-of-frame marker of a JPEG made by
+// image/jpeg (baseline, three components 4:2:0) to marker and w×h pixels.
+func withJPEGFrame(tb testing.TB, data []byte, marker byte, w, h uint16) []byte {
+	tb.Helper()
+	out := append([]byte{}, data...)
+	i := bytes.Index(out, []byte{0xff, 0xc0, 0x00, 0x11, 0x08})
+	if i < 0 {
+		tb.Fatal("no SOF0")
+	}
+	out[i+1] = marker
+	binary.BigEndian.PutUint16(out[i+5:], h)
+	binary.BigEndian.PutUint16(out[i+7:], w)
 	return out
 }
 
@@ -287,29 +328,76 @@ func FuzzDecodeImage(f *testing.F) {
 	f.Add("QUJD\n=", true)
 	f.Fuzz(func(t *testing.T, value string, allowPDF bool) {
 		img, err := store.DecodeImage("documentFront", value, allowPDF)
-		if err != nil {
-			expectInvalid(t, err, "documentFront")
-			return
-		}
-		sum := sha256.Sum256(img.Data)
-		if img.SHA256 != hex.EncodeToString(sum[:]) || len(img.Data) > 10<<20 || len(img.Data) == 0 {
-			t.Fatalf("accepted %d bytes with sha %s", len(img.Data), img.SHA256)
-		}
-		switch img.ContentType {
-		case "image/jpeg", "image/png":
-			if img.Width < 200 || img.Height < 200 {
-				t.Fatalf("accepted %d×%d", img.Width, img.Height)
+		checkAccepted(t, img, err, allowPDF)
+		if err == nil {
+			again, err := store.CheckImage("documentFront", img.Data, allowPDF)
+			if err != nil || again.SHA256 != img.SHA256 || again.ContentType != img.ContentType {
+				t.Fatalf("CheckImage disagrees with DecodeImage: %v", err)
 			}
-		case "application/pdf":
-			if !allowPDF || !bytes.HasPrefix(img.Data, []byte("%PDF-")) {
-				t.Fatalf("accepted a PDF with allowPDF=%v", allowPDF)
-			}
-		default:
-			t.Fatalf("accepted content type %q", img.ContentType)
-		}
-		again, err := store.CheckImage("documentFront", img.Data, allowPDF)
-		if err != nil || again.SHA256 != img.SHA256 || again.ContentType != img.ContentType {
-			t.Fatalf("CheckImage disagrees with DecodeImage: %v", err)
 		}
 	})
+}
+
+// FuzzCheckImage feeds arbitrary bytes to CheckImage, which reaches deeper
+// into the JPEG and PNG decoders than base64 text does.
+func FuzzCheckImage(f *testing.F) {
+	// Seeds are in testdata/fuzz/FuzzCheckImage.
+	f.Add(pdfBytes(), false)
+	f.Fuzz(func(t *testing.T, data []byte, allowPDF bool) {
+		img, err := store.CheckImage("selfie", data, allowPDF)
+		if err != nil {
+			expectInvalid(t, err, "selfie")
+			return
+		}
+		checkAccepted(t, img, nil, allowPDF)
+		if !bytes.Equal(img.Data, data) {
+			t.Fatal("CheckImage changed the data")
+		}
+	})
+}
+
+// checkAccepted fails unless err is an EINVALID error naming documentFront,
+// or img satisfies every rule of an upload.
+func checkAccepted(t *testing.T, img store.Image, err error, allowPDF bool) {
+	t.Helper()
+	if err != nil {
+		expectInvalid(t, err, "documentFront")
+		return
+	}
+	sum := sha256.Sum256(img.Data)
+	if img.SHA256 != hex.EncodeToString(sum[:]) || len(img.Data) > 10<<20 || len(img.Data) == 0 {
+		t.Fatalf("accepted %d bytes with sha %s", len(img.Data), img.SHA256)
+	}
+	switch img.ContentType {
+	case "image/jpeg", "image/png":
+		if img.Width < 200 || img.Height < 200 {
+			t.Fatalf("accepted %d×%d", img.Width, img.Height)
+		}
+	case "application/pdf":
+		if !allowPDF || !bytes.HasPrefix(img.Data, []byte("%PDF-")) {
+			t.Fatalf("accepted a PDF with allowPDF=%v", allowPDF)
+		}
+	default:
+		t.Fatalf("accepted content type %q", img.ContentType)
+	}
+}
+
+func BenchmarkDecodeImage(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"JPEG_3000x2000", jpegBytes(b, 3000, 2000)},
+		{"PNG_1500x1000", pngBytes(b, 1500, 1000)},
+	} {
+		value := base64.StdEncoding.EncodeToString(c.data)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				if _, err := store.DecodeImage("documentFront", value, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

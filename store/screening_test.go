@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/complybox/complybox/store"
 )
@@ -59,7 +61,7 @@ func TestLoadSanctions(t *testing.T) {
 }
 
 func TestMatchSanctions(t *testing.T) {
-	list := []string{"José García-López", "Ivan Petrov", "Seán O'Brien", "Nguyễn Văn Thành", "Jürgen Groß", "ACME Trading Ltd."}
+	list := []string{"José García-López", "Ivan Petrov", "Seán O'Brien", "Nguyễn Văn Thành", "Jürgen Groß", "ACME Trading Ltd.", "राम कुमार"}
 	for name, want := range map[string]bool{
 		"José García-López":                   true,
 		"jose garcia lopez":                   true,
@@ -82,6 +84,8 @@ func TestMatchSanctions(t *testing.T) {
 		"Ivan Sergeyevich Petrov":             false,
 		"Jose Garcia":                         false,
 		"Ivanpetrov":                          false,
+		"कुमार राम":                           true,
+		"राम":                                 false,
 		"":                                    false,
 		"...":                                 false,
 	} {
@@ -135,5 +139,101 @@ func TestAgeOn(t *testing.T) {
 	tokyo := time.FixedZone("JST", 9*3600)
 	if age, _ := store.AgeOn("2000-06-15", time.Date(2018, 6, 15, 8, 30, 0, 0, tokyo)); age != 17 {
 		t.Errorf("age in UTC = %d, want 17", age)
+	}
+}
+
+func BenchmarkMatchSanctions(b *testing.B) {
+	list := make([]string, 10000)
+	for i := range list {
+		list[i] = "Jürgen Müller-Lüdenscheidt " + strconv.Itoa(i)
+	}
+	for b.Loop() {
+		if store.MatchSanctions(list, "Ivan Petrov") {
+			b.Fatal("matched")
+		}
+	}
+}
+
+// FuzzMatchSanctions checks the matching rules on arbitrary names: a name
+// with a letter or digit matches itself and its words in reverse order, and
+// nothing else panics.
+func FuzzMatchSanctions(f *testing.F) {
+	for _, s := range []string{"José García-López", "Seán O'Brien", "Nguyễn Văn Thành", "JÜRGEN GROẞ", "  ", "李 小龙", "a\u0301\u0301", "राम कुमार", "\u093e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		ok := store.MatchSanctions([]string{name}, name)
+		hasName := strings.IndexFunc(name, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mc, r) }) >= 0
+		if ok != hasName {
+			t.Fatalf("%q matches itself: %v", name, ok)
+		}
+		words := strings.Fields(name)
+		slices.Reverse(words)
+		if reversed := strings.Join(words, " "); ok && !store.MatchSanctions([]string{name}, reversed) {
+			t.Fatalf("%q does not match %q", reversed, name)
+		}
+	})
+}
+
+func TestSanctionsList(t *testing.T) {
+	path := writeList(t, "Ivan Petrov\n")
+	l := store.NewSanctionsList(path)
+	expect := func(want ...string) {
+		t.Helper()
+		names, err := l.Names()
+		if err != nil || !slices.Equal(names, want) {
+			t.Fatalf("Names() = %q, %v; want %q", names, err, want)
+		}
+	}
+	expect("Ivan Petrov")
+	expect("Ivan Petrov")
+
+	// An edit of the same size is seen through the modification time.
+	if err := os.WriteFile(path, []byte("Olga Petrov\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	expect("Olga Petrov")
+
+	if err := os.WriteFile(path, []byte("# emptied\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expect()
+
+	if err := os.WriteFile(path, []byte("Ivan Petrov\n!!!\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := l.Names(); err == nil || names != nil {
+		t.Fatalf("broken list: %q, %v", names, err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := l.Names(); err == nil || names != nil {
+		t.Fatalf("missing list: %q, %v", names, err)
+	}
+}
+
+func TestFindPerson(t *testing.T) {
+	list := []string{"Ivan Petrov", "Maria Luisa Gomez"}
+	for _, c := range []struct {
+		first, middle, last string
+		want                string
+	}{
+		{"Ivan", "", "Petrov", "Ivan Petrov"},
+		{"Ivan", "Sergeyevich", "Petrov", "Ivan Petrov"},
+		{"IVAN", " ", "PETROV", "Ivan Petrov"},
+		{"Maria", "Luisa", "Gómez", "Maria Luisa Gomez"},
+		{"María Luisa", "", "Gomez", "Maria Luisa Gomez"},
+		{"Maria", "", "Gomez", ""},
+		{"Olga", "Ivan", "Petrov", ""},
+	} {
+		entry, ok := store.FindPerson(list, c.first, c.middle, c.last)
+		if entry != c.want || ok != (c.want != "") {
+			t.Errorf("FindPerson(%q, %q, %q) = %q, %v; want %q", c.first, c.middle, c.last, entry, ok, c.want)
+		}
 	}
 }
