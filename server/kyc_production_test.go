@@ -65,7 +65,7 @@ func TestProductionReview(t *testing.T) {
 	if !dup {
 		t.Errorf("p2: duplicate selfie not found")
 	}
-	prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "p3", "firstName": "Ivan", "lastName": "Sanctionov", "dateOfBirth": "1970-01-01"})
+	prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "p3", "firstName": "Ivan", "middleName": "Petrovich", "lastName": "Sanctionov", "dateOfBirth": "1970-01-01"})
 	prod(200, "POST", "/v1/applicants/p3/verify", verifyBody(t, 32))
 	hist, _ = in.Store.ApplicantHistory("production", "p3")
 	findings = map[string]string{}

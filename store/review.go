@@ -15,20 +15,6 @@ func (a *diskApplicant) magicName() string {
 	return strings.ToUpper(strings.TrimSpace(a.Fields[f]))
 }
 
-// fullName is the name screened against the sanctions list.
-func (a *diskApplicant) fullName() string {
-	if a.Type == TypeCompany {
-		return a.Fields["companyName"]
-	}
-	parts := []string{}
-	for _, f := range []string{"firstName", "middleName", "lastName"} {
-		if v := a.Fields[f]; v != "" {
-			parts = append(parts, v)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
 // submit sends the applicant to review: every step with data goes to
 // submitted, aml and adverse_media run. direct is the direct verification
 // call (the sandbox reviews at once); otherwise the sandbox reviewer runs
@@ -255,13 +241,19 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
 			return false, err
 		}
 	}
-	if file := t.s.settings.KYC.SanctionsFile; file != "" {
-		list, err := LoadSanctions(file)
+	if t.s.sanctions != nil {
+		list, err := t.s.sanctions.Names()
 		if err != nil {
-			t.s.log.Warn("sanctions list unreadable", "file", file, "err", err)
-			return false, record("sanctions", "list_unavailable", nil)
+			t.s.log.Warn("sanctions list unreadable", "file", t.s.settings.KYC.SanctionsFile, "err", err)
+			return false, record("sanctions", "list_unavailable", map[string]any{"suggestedAction": "screen by hand"})
 		}
-		entry, hit := FindSanction(list, a.fullName())
+		var entry string
+		var hit bool
+		if a.Type == TypeCompany {
+			entry, hit = FindSanction(list, a.Fields["companyName"])
+		} else {
+			entry, hit = FindPerson(list, a.Fields["firstName"], a.Fields["middleName"], a.Fields["lastName"])
+		}
 		if hit {
 			return true, record("sanctions", "match", map[string]any{"entry": entry, "suggestedLabel": "SANCTIONS"})
 		}
