@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/complybox/complybox/dispatch"
 )
 
 // statusOf reads /status.
@@ -221,4 +224,36 @@ func TestKYBRejectMagicName(t *testing.T) {
 	}
 	wantStatus(t, in.status("kyb-r"), "completed", "RED", "FINAL", 1)
 	wantSteps(t, in.stepStatuses("kyb-r"), map[string]string{"company_docs": "completed/RED/FINAL", "questionnaire": "completed/GREEN", "aml": "completed/GREEN"})
+}
+
+func TestApplicantEventOrder(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createApplicant("ord", "Green")
+	in.expect(200, "POST", "/v1/applicants/ord/verify", verifyBody(t, 95))
+	in.expect(200, "POST", "/v1/applicants/ord/reset", nil)
+	in.expect(200, "PATCH", "/v1/applicants/ord", map[string]any{"email": "ord@example.com"})
+	in.expect(200, "POST", "/v1/applicants/ord/levels/full-kyc-level", nil)
+	in.expect(200, "POST", "/v1/applicants/ord/deactivate", nil)
+	in.expect(200, "POST", "/v1/applicants/ord/activate", nil)
+	var got []string
+	for _, want := range []string{"applicantCreated", "applicantPending", "applicantReviewed", "applicantReset",
+		"applicantPersonalInfoChanged", "applicantLevelChanged", "applicantDeactivated", "applicantActivated"} {
+		r := rc.next(t)
+		if !dispatch.Verify(secret, r.Body, r.Header.Get("X-Webhook-Signature")) {
+			t.Fatalf("%s: bad signature", want)
+		}
+		var env struct{ EventType, EntityType, EntityID string }
+		if err := json.Unmarshal(r.Body, &env); err != nil {
+			t.Fatal(err)
+		}
+		if env.EntityType != "applicant" || env.EntityID != "ord" || r.Header.Get("X-Webhook-Event-Type") != env.EventType {
+			t.Fatalf("envelope %s", r.Body)
+		}
+		got = append(got, env.EventType)
+		if env.EventType != want {
+			t.Fatalf("events %v, want %s next", got, want)
+		}
+	}
+	rc.none(t, 50*time.Millisecond)
 }
