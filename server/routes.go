@@ -50,6 +50,8 @@ func (s *Server) routes() {
 	r.GET("/v1/applicants/:id", s.api(s.getApplicant))
 	r.PATCH("/v1/applicants/:id", s.api(s.patchApplicant))
 	r.DELETE("/v1/applicants/:id", s.api(s.eraseApplicant))
+	r.GET("/v1/applicants/:id/company-info", s.api(s.getCompanyInfo))
+	r.PATCH("/v1/applicants/:id/company-info", s.api(s.patchCompanyInfo))
 	r.POST("/v1/applicants/:id/levels/:levelName", s.api(s.assignLevel))
 	r.POST("/v1/applicants/:id/reset", s.api(s.resetApplicant))
 	r.POST("/v1/applicants/:id/deactivate", s.api(s.deactivateApplicant))

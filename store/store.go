@@ -44,11 +44,12 @@ type Options struct {
 
 // Store is the handle on one bbolt file.
 type Store struct {
-	db       *bolt.DB
-	now      func() time.Time
-	log      *slog.Logger
-	settings Settings
-	commit   committer
+	db        *bolt.DB
+	now       func() time.Time
+	log       *slog.Logger
+	settings  Settings
+	commit    committer
+	sanctions *SanctionsList // production screening list; nil when none is configured
 
 	mu      sync.Mutex
 	waiters []func() // called after a commit that enqueued work
@@ -76,6 +77,9 @@ func Open(path string, opt Options) (*Store, error) {
 	}
 	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults()}
 	s.commit.db = db
+	if f := s.settings.KYC.SanctionsFile; f != "" {
+		s.sanctions = NewSanctionsList(f)
+	}
 	if err := db.Update(func(tx *bolt.Tx) error { return initBuckets(tx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -203,6 +207,7 @@ func envBuckets() []string {
 		"applicants",       // externalUserId -> applicant
 		"applicants_idx",   // seq -> externalUserId
 		"applicant_ids",    // applicant id -> externalUserId
+		"applicant_views",  // externalUserId -> the applicant as GET renders it (JSON)
 		"sessions",         // token -> verification session
 		"shortlinks",       // short code -> token
 		"images",           // sha256 -> image bytes

@@ -1,0 +1,138 @@
+package server_test
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestLevels(t *testing.T) {
+	in := start(t)
+	var list struct{ Items []map[string]any }
+	in.expect(200, "GET", "/v1/levels", nil).json(t, &list)
+	if len(list.Items) != 3 {
+		t.Fatalf("%d built-in levels", len(list.Items))
+	}
+	kyb := in.expect(200, "GET", "/v1/levels/kyb-level", nil).m(t)
+	for _, k := range []string{"id", "name", "applicantType", "steps", "personalInfoFields", "companyDataFields", "companyRequiredFields", "companyRequiredDocuments", "questionnaire", "createdAtUtc"} {
+		if _, ok := kyb[k]; !ok {
+			t.Errorf("level has no %s", k)
+		}
+	}
+	if kyb["applicantType"] != "company" || len(kyb["companyRequiredDocuments"].([]any)) != 2 || len(kyb["companyDataFields"].([]any)) != 8 {
+		t.Errorf("kyb-level %v", kyb)
+	}
+	full := in.expect(200, "GET", "/v1/levels/full-kyc-level", nil).m(t)
+	steps := full["steps"].([]any)
+	if len(steps) != 7 || steps[6].(map[string]any)["optional"] != true || steps[6].(map[string]any)["kind"] != "adverse_media" {
+		t.Errorf("full-kyc-level steps %v", steps)
+	}
+	if again := in.expect(200, "GET", "/v1/levels/kyb-level", nil).m(t); again["id"] != kyb["id"] {
+		t.Errorf("level id changed between reads")
+	}
+	if c, _ := errField(t, in.expect(404, "GET", "/v1/levels/nope", nil)); c != "level_not_found" {
+		t.Errorf("code %s", c)
+	}
+
+	lvl := map[string]any{
+		"name": "survey-level", "applicantType": "individual",
+		"steps":              []map[string]any{{"kind": "identity_doc"}, {"kind": "selfie"}, {"kind": "questionnaire"}},
+		"personalInfoFields": []string{"firstName", "lastName"},
+		"questionnaire": []map[string]any{
+			{"id": "pep", "text": "Are you a PEP?", "type": "boolean", "required": true},
+			{"id": "source", "text": "Source of funds", "type": "choice", "options": []string{"salary", "savings"}, "required": true},
+			{"id": "note", "text": "Anything else?", "type": "text"},
+		},
+	}
+	created := in.expect(201, "POST", "/v1/levels", lvl).m(t)
+	if created["name"] != "survey-level" || created["id"] == "" {
+		t.Fatalf("created %v", created)
+	}
+	in.expect(409, "POST", "/v1/levels", lvl)
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"name": "x y", "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}}, "name"},
+		{map[string]any{"name": "a", "applicantType": "robot", "steps": []map[string]any{{"kind": "selfie"}}}, "applicantType"},
+		{map[string]any{"name": "b", "applicantType": "individual", "steps": []map[string]any{{"kind": "dance"}}}, "steps[0].kind"},
+		{map[string]any{"name": "c", "applicantType": "individual"}, "steps"},
+		{map[string]any{"name": "d", "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}, "personalInfoFields": []string{"shoeSize"}}, "personalInfoFields[0]"},
+		{map[string]any{"name": "e", "applicantType": "individual", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "choice"}}}, "questionnaire[0].options"},
+		{map[string]any{"name": "f", "applicantType": "individual", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "essay"}}}, "questionnaire[0].type"},
+		{map[string]any{"name": "g", "applicantType": "individual", "steps": "selfie"}, "steps"},
+	} {
+		r := in.expect(400, "POST", "/v1/levels", c.body)
+		if _, f := errField(t, r); f != c.field {
+			t.Errorf("%v: field %q, want %q (%s)", c.body, f, c.field, r.Body)
+		}
+	}
+
+	// Questionnaire answers are checked against the level's questions.
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "q1", "verificationLevelName": "survey-level", "lastName": "Green", "dateOfBirth": "1990-01-01"})
+	body := verifyBody(t, 50)
+	for answers, field := range map[string]string{
+		`{"source":"salary"}`:                       "questionnaire.pep",
+		`{"pep":"no","source":"salary"}`:            "questionnaire.pep",
+		`{"pep":false,"source":"lottery"}`:          "questionnaire.source",
+		`{"pep":false,"source":"salary","extra":1}`: "questionnaire.extra",
+		`{"pep":false,"source":"salary","note":3}`:  "questionnaire.note",
+		`"yes"`: "questionnaire",
+	} {
+		body["questionnaire"] = rawJSON(answers)
+		if _, f := errField(t, in.expect(400, "POST", "/v1/applicants/q1/verify", body)); f != field {
+			t.Errorf("%s: field %q, want %q", answers, f, field)
+		}
+	}
+	// Without answers the questionnaire step stays pending and nothing is submitted.
+	delete(body, "questionnaire")
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/q1/verify", body).m(t), "pending", nil, nil, 0)
+	wantSteps(t, in.stepStatuses("q1"), map[string]string{"identity_doc": "pending", "selfie": "pending", "questionnaire": "pending"})
+	body["questionnaire"] = map[string]any{"pep": false, "source": "savings"}
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/q1/verify", body).m(t), "completed", "GREEN", nil, 1)
+
+	// Rename: allowed while unused, 409 level_in_use once used.
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "spare", "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}})
+	renamed := in.expect(200, "PATCH", "/v1/levels/spare", map[string]any{"name": "spare-2"}).m(t)
+	if renamed["name"] != "spare-2" {
+		t.Fatalf("renamed %v", renamed)
+	}
+	in.expect(404, "GET", "/v1/levels/spare", nil)
+	r := in.expect(409, "PATCH", "/v1/levels/survey-level", map[string]any{"name": "other"})
+	if c, _ := errField(t, r); c != "level_in_use" {
+		t.Errorf("code %s", c)
+	}
+	in.createApplicant("q0", "Green")
+	r = in.expect(409, "PATCH", "/v1/levels/basic-kyc-level", map[string]any{"name": "basic"})
+	if c, _ := errField(t, r); c != "level_in_use" {
+		t.Errorf("code %s", c)
+	}
+	edited := in.expect(200, "PATCH", "/v1/levels/survey-level", map[string]any{"personalInfoFields": []string{"firstName", "lastName", "email"}}).m(t)
+	if len(edited["personalInfoFields"].([]any)) != 3 || edited["id"] != created["id"] {
+		t.Errorf("edited %v", edited)
+	}
+	in.expect(400, "PATCH", "/v1/levels/survey-level", map[string]any{"applicantType": "robot"})
+	in.expect(404, "PATCH", "/v1/levels/nope", map[string]any{"name": "x"})
+}
+
+func TestKYCOpenAPI(t *testing.T) {
+	in := start(t)
+	var doc struct {
+		Paths      map[string]map[string]any
+		Components struct{ Schemas map[string]any }
+	}
+	if err := json.Unmarshal(doRequest(t, "GET", in.URL+"/openapi.json", nil).Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, method := range map[string]string{
+		"/v1/applicants": "post", "/v1/applicants/{id}/verify": "post", "/v1/applicants/{id}/review-history": "get",
+		"/v1/levels/{levelName}": "patch", "/v1/admin/applicants/{id}/decision": "post", "/l/{shortCode}": "get",
+		"/v1/applicants/{id}/company-info": "patch",
+	} {
+		if _, ok := doc.Paths[path][method]; !ok {
+			t.Errorf("openapi: no %s %s", method, path)
+		}
+	}
+	if _, ok := doc.Components.Schemas["Applicant"]; !ok {
+		t.Errorf("openapi: no Applicant schema")
+	}
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/complybox/complybox/store"
+)
+
+func (s *Server) listLevels(w http.ResponseWriter, r *request) error {
+	levels, err := s.store.Levels(r.env)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, newList(levels, nil))
+	return nil
+}
+
+func (s *Server) getLevel(w http.ResponseWriter, r *request) error {
+	l, err := s.store.Level(r.env, r.params.ByName("levelName"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, l)
+	return nil
+}
+
+func (s *Server) createLevel(w http.ResponseWriter, r *request) error {
+	var in store.Level
+	if err := decode(r.Request, &in); err != nil {
+		return err
+	}
+	l, err := s.store.CreateLevel(r.env, in)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/levels/"+l.Name)
+	s.encode(w, http.StatusCreated, l)
+	return nil
+}
+
+func (s *Server) patchLevel(w http.ResponseWriter, r *request) error {
+	var in store.LevelPatch
+	if err := decode(r.Request, &in); err != nil {
+		return err
+	}
+	l, err := s.store.PatchLevel(r.env, r.params.ByName("levelName"), in)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, l)
+	return nil
+}

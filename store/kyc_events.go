@@ -1,0 +1,140 @@
+package store
+
+import (
+	"strings"
+	"time"
+)
+
+// ReviewResult is the verdict part of applicantReviewed (SPEC 3.7).
+type ReviewResult struct {
+	ReviewAnswer      NullString `json:"reviewAnswer"`
+	ReviewRejectType  NullString `json:"reviewRejectType"`
+	RejectLabels      []string   `json:"rejectLabels"`
+	ModerationComment NullString `json:"moderationComment"`
+}
+
+// ApplicantReviewed is the data of an applicantReviewed event (SPEC 3.7).
+type ApplicantReviewed struct {
+	ApplicantID          string       `json:"applicantId"`
+	ExternalUserID       string       `json:"externalUserId"`
+	ParentExternalUserID string       `json:"parentExternalUserId,omitempty"`
+	LevelName            string       `json:"levelName"`
+	ReviewStatus         string       `json:"reviewStatus"`
+	ReviewResult         ReviewResult `json:"reviewResult"`
+	Environment          Env          `json:"environment"`
+}
+
+// event enqueues an applicant event to the KYC callback. Every type carries
+// applicantId, externalUserId, levelName, reviewStatus and environment;
+// extra adds type-specific keys.
+func (t *txn) event(env Env, a *diskApplicant, eventType string, extra map[string]any) error {
+	var data any
+	if eventType == "applicantReviewed" {
+		labels := a.Review.RejectLabels
+		if labels == nil {
+			labels = []string{}
+		}
+		data = ApplicantReviewed{
+			ApplicantID: a.ID, ExternalUserID: a.ExternalID, LevelName: a.Level, ReviewStatus: a.Review.ReviewStatus,
+			ReviewResult: ReviewResult{ReviewAnswer: a.Review.ReviewAnswer, ReviewRejectType: a.Review.ReviewRejectType,
+				RejectLabels: labels, ModerationComment: a.Review.ModerationComment},
+			Environment: env,
+		}
+	} else {
+		m := map[string]any{"applicantId": a.ID, "externalUserId": a.ExternalID, "levelName": a.Level,
+			"reviewStatus": a.Review.ReviewStatus, "environment": env}
+		for k, v := range extra {
+			m[k] = v
+		}
+		data = m
+	}
+	return t.enqueue(env, DestKYC, eventType, "applicant", a.ExternalID, data)
+}
+
+// historyEventTypes is the seed's partner-visible list (seed 2.4).
+func historyEventTypes() []string {
+	return []string{"applicant.created", "applicant.updated", "applicant.reset", "applicant.blocklisted",
+		"applicant.blocklist_removed", "applicant.sent_to_review", "applicant.email_status_sent",
+		"applicant.monitoring_enabled", "applicant.monitoring_disabled", "applicant.verified", "applicant.approved",
+		"applicant.rejected", "applicant.deactivated", "applicant.activated",
+		"enrollment.created", "enrollment.submitted", "enrollment.completed", "enrollment.expired",
+		"aml.run", "adverse_media.run", "managed_compliance.decided"}
+}
+
+// HistoryQuery selects review-history entries.
+type HistoryQuery struct {
+	Since     time.Time // zero: from the start
+	Limit     int       // 1..200; 0 means 50
+	EventType string    // "" for every partner-visible type
+}
+
+// HistoryPage is the body of GET …/review-history.
+type HistoryPage struct {
+	Items      []HistoryEntry `json:"items"`
+	TotalItems int            `json:"totalItems"`
+}
+
+// ReviewHistory returns the partner-visible history of an applicant, newest
+// first, at most 200 entries. Returns ENOTFOUND and EINVALID for an event
+// type outside the partner-visible list or a limit outside 1..200.
+func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPage, error) {
+	if q.EventType != "" && !inList(historyEventTypes(), q.EventType) {
+		return HistoryPage{}, Invalid("eventType", "eventType must be one of %s", strings.Join(historyEventTypes(), ", "))
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultLimit
+	}
+	if q.Limit < 1 || q.Limit > MaxLimit {
+		return HistoryPage{}, Invalid("limit", "limit must be an integer from 1 to %d", MaxLimit)
+	}
+	out := HistoryPage{Items: []HistoryEntry{}}
+	err := s.view(func(t *txn) error {
+		a, err := t.getApplicant(env, extID)
+		if err != nil {
+			return err
+		}
+		all, err := t.history(env, a.ID)
+		if err != nil {
+			return err
+		}
+		for _, h := range all {
+			if h.Internal || !inList(historyEventTypes(), h.EventType) ||
+				(q.EventType != "" && h.EventType != q.EventType) || (!q.Since.IsZero() && h.AtUtc.Before(q.Since)) {
+				continue
+			}
+			out.TotalItems++
+			if len(out.Items) < q.Limit {
+				out.Items = append(out.Items, h)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ApplicantHistory returns every history entry of an applicant, internal
+// ones included, newest first (for the console). Returns ENOTFOUND.
+func (s *Store) ApplicantHistory(env Env, extID string) ([]HistoryEntry, error) {
+	var out []HistoryEntry
+	err := s.view(func(t *txn) error {
+		a, err := t.getApplicant(env, extID)
+		if err != nil {
+			return err
+		}
+		out, err = t.history(env, a.ID)
+		return err
+	})
+	return out, err
+}
+
+// CallbackSecret returns the signing secret of the KYC callback, so a
+// receiver (or a test) can check signatures.
+func (s *Store) CallbackSecret() (string, error) {
+	var out string
+	err := s.view(func(t *txn) error {
+		c, err := t.callback()
+		out = c.Secret
+		return err
+	})
+	return out, err
+}

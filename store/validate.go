@@ -1,0 +1,191 @@
+package store
+
+import (
+	"encoding/json"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Applicant types.
+const (
+	TypeIndividual = "individual"
+	TypeCompany    = "company"
+)
+
+// individualFields are the personal fields of seed 2.1, in display order.
+func individualFields() []string {
+	return []string{"firstName", "lastName", "middleName", "dateOfBirth", "gender", "nationality", "address", "email", "phone"}
+}
+
+// companyFields are the company fields of seed 2.1, in display order.
+func companyFields() []string {
+	return []string{"companyName", "registrationNumber", "legalForm", "incorporationDate", "registeredAddress", "country", "email", "phone"}
+}
+
+// fieldsOf returns the data fields an applicant of type typ can carry.
+func fieldsOf(typ string) []string {
+	if typ == TypeCompany {
+		return companyFields()
+	}
+	return individualFields()
+}
+
+func inList(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// legalForms are the accepted values of legalForm, lower case.
+func legalForms() []string {
+	return []string{"llc", "ltd", "plc", "gmbh", "ag", "sa", "sarl", "bv", "nv", "inc", "corp", "lp", "llp",
+		"partnership", "sole_proprietorship", "foundation", "trust", "other"}
+}
+
+// countryCodes is ISO 3166-1 alpha-3: the 249 officially assigned codes.
+const countryCodes = "AFG ALA ALB DZA ASM AND AGO AIA ATA ATG ARG ARM ABW AUS AUT AZE BHS BHR BGD BRB BLR BEL BLZ BEN " +
+	"BMU BTN BOL BES BIH BWA BVT BRA IOT BRN BGR BFA BDI CPV KHM CMR CAN CYM CAF TCD CHL CHN CXR CCK COL COM " +
+	"COG COD COK CRI CIV HRV CUB CUW CYP CZE DNK DJI DMA DOM ECU EGY SLV GNQ ERI EST SWZ ETH FLK FRO FJI FIN " +
+	"FRA GUF PYF ATF GAB GMB GEO DEU GHA GIB GRC GRL GRD GLP GUM GTM GGY GIN GNB GUY HTI HMD VAT HND HKG HUN " +
+	"ISL IND IDN IRN IRQ IRL IMN ISR ITA JAM JPN JEY JOR KAZ KEN KIR PRK KOR KWT KGZ LAO LVA LBN LSO LBR LBY " +
+	"LIE LTU LUX MAC MDG MWI MYS MDV MLI MLT MHL MTQ MRT MUS MYT MEX FSM MDA MCO MNG MNE MSR MAR MOZ MMR NAM " +
+	"NRU NPL NLD NCL NZL NIC NER NGA NIU NFK MKD MNP NOR OMN PAK PLW PSE PAN PNG PRY PER PHL PCN POL PRT PRI " +
+	"QAT REU ROU RUS RWA BLM SHN KNA LCA MAF SPM VCT WSM SMR STP SAU SEN SRB SYC SLE SGP SXM SVK SVN SLB SOM " +
+	"ZAF SGS SSD ESP LKA SDN SUR SJM SWE CHE SYR TWN TJK TZA THA TLS TGO TKL TON TTO TUN TUR TKM TCA TUV UGA " +
+	"UKR ARE GBR USA UMI URY UZB VUT VEN VNM VGB VIR WLF ESH YEM ZMB ZWE"
+
+// IsCountry reports whether s is an ISO 3166-1 alpha-3 code in upper case.
+func IsCountry(s string) bool {
+	if len(s) != 3 || strings.ToUpper(s) != s {
+		return false
+	}
+	i := strings.Index(countryCodes, s)
+	return i >= 0 && i%4 == 0
+}
+
+// CountryCount returns how many country codes are known (249).
+func CountryCount() int { return len(strings.Fields(countryCodes)) }
+
+// validExternalUserID reports whether id is 1–100 characters of A-Za-z0-9._:@-.
+func validExternalUserID(id string) bool {
+	if len(id) == 0 || len(id) > 100 {
+		return false
+	}
+	for _, c := range id {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '.' || c == '_' || c == ':' || c == '@' || c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validDate parses a YYYY-MM-DD calendar date.
+func validDate(s string) (time.Time, bool) {
+	if len(s) != 10 {
+		return time.Time{}, false
+	}
+	d, err := time.Parse("2006-01-02", s)
+	return d, err == nil
+}
+
+// normalizeField checks the value of data field name and returns it in its
+// stored form. Returns EINVALID naming the field.
+func normalizeField(name, v string, now time.Time) (string, error) {
+	if strings.TrimSpace(v) == "" {
+		return "", Invalid(name, "%s must not be empty; send null to clear it", name)
+	}
+	switch name {
+	case "gender":
+		if v != "male" && v != "female" && v != "other" {
+			return "", Invalid(name, "gender must be male, female or other")
+		}
+	case "nationality", "country":
+		if !IsCountry(v) {
+			return "", Invalid(name, "%s must be an ISO 3166-1 alpha-3 code in upper case, e.g. DEU", name)
+		}
+	case "legalForm":
+		l := strings.ToLower(v)
+		if !inList(legalForms(), l) {
+			return "", Invalid(name, "legalForm must be one of %s", strings.Join(legalForms(), ", "))
+		}
+		return l, nil
+	case "dateOfBirth", "incorporationDate":
+		d, ok := validDate(v)
+		if !ok {
+			return "", Invalid(name, "%s must be a calendar date YYYY-MM-DD", name)
+		}
+		if d.After(now) {
+			return "", Invalid(name, "%s must not be in the future", name)
+		}
+		if d.Year() < 1850 {
+			return "", Invalid(name, "%s is implausibly early", name)
+		}
+	case "email":
+		a, err := mail.ParseAddress(v)
+		if err != nil || a.Address != v || len(v) > 254 || !strings.Contains(v[strings.LastIndex(v, "@")+1:], ".") {
+			return "", Invalid(name, "email must be an address like name@example.com")
+		}
+	case "phone":
+		digits := 0
+		for i, c := range v {
+			switch {
+			case c >= '0' && c <= '9':
+				digits++
+			case c == '+' && i == 0, c == ' ', c == '-', c == '(', c == ')', c == '.':
+			default:
+				return "", Invalid(name, "phone must be a number like +49 30 1234567")
+			}
+		}
+		if digits < 6 || digits > 15 {
+			return "", Invalid(name, "phone must have 6 to 15 digits")
+		}
+	case "address", "registeredAddress":
+		if len(v) > 500 {
+			return "", Invalid(name, "%s must be at most 500 characters", name)
+		}
+	default:
+		if len(v) > 200 {
+			return "", Invalid(name, "%s must be at most 200 characters", name)
+		}
+	}
+	return v, nil
+}
+
+// jsonString decodes raw as a JSON string. null gives ok=false, err=nil.
+// Returns EINVALID naming field for any other type.
+func jsonString(field string, raw json.RawMessage) (string, bool, error) {
+	if isNull(raw) {
+		return "", false, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false, Invalid(field, "%s must be a string", field)
+	}
+	return s, true, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// checkReturnURL checks an absolute http(s) URL.
+func checkReturnURL(field, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return Invalid(field, "%s must be an absolute http(s) URL", field)
+	}
+	return nil
+}
+
+// validLang reports whether s is a two-letter language code.
+func validLang(s string) bool {
+	return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
+}
