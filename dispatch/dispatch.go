@@ -17,8 +17,7 @@ import (
 
 // Store is what the dispatcher needs of the store.
 type Store interface {
-	Due(now time.Time, limit int, skip func(key []byte) bool) ([]store.Job, error)
-	NextDue() (time.Time, error)
+	Due(now time.Time, limit int, skip func(store.Job) bool) ([]store.Job, time.Time, error)
 	RecordAttempt(j store.Job, r store.AttemptResult) error
 	RunJob(j store.Job) error
 	OnWork(fn func())
@@ -80,9 +79,14 @@ type Dispatcher struct {
 	running atomic.Bool
 
 	mu       sync.Mutex
-	inflight map[string]time.Time // schedule key -> lease expiry
-	entities map[string]bool      // entity keys with a first attempt in flight
+	inflight map[string]*lease // Job.Claim() -> its lease
 	wg       sync.WaitGroup
+}
+
+// lease marks a claimed job. Leases live in memory: the store's file lock
+// admits one process, and after a restart every due job is due again.
+type lease struct {
+	until time.Time // real time; past it the job may be claimed again
 }
 
 // New returns a dispatcher over st. It registers itself to be woken by every
@@ -95,8 +99,7 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 	d := &Dispatcher{
 		st: st, cfg: cfg, log: logger,
 		wake:     make(chan struct{}, 1),
-		inflight: map[string]time.Time{},
-		entities: map[string]bool{},
+		inflight: map[string]*lease{},
 	}
 	d.sender = newSender(cfg, st.IsDisallowedAddr)
 	st.OnWork(d.Wake)
@@ -114,9 +117,10 @@ func (d *Dispatcher) Wake() {
 // Running reports whether the loop is running.
 func (d *Dispatcher) Running() bool { return d.running.Load() }
 
-// lease is how long a claimed job is kept from being claimed again: longer
-// than any attempt can take.
-func (d *Dispatcher) lease() time.Duration { return d.cfg.AttemptTimeout + 10*time.Second }
+// leaseTime is how long a claimed job is kept from being claimed again:
+// longer than any attempt can take. It runs on real time, not the injected
+// clock, since it bounds real work.
+func (d *Dispatcher) leaseTime() time.Duration { return 2*d.cfg.AttemptTimeout + 10*time.Second }
 
 // Run runs the loop until ctx is done, then waits for work in flight to
 // finish (at most the attempt timeout and a little more).
@@ -150,65 +154,56 @@ func (d *Dispatcher) drain() {
 }
 
 // claim starts every due job it has room for and returns how long to wait
-// before looking again.
+// before looking again: the poll interval, or less when a job falls due
+// sooner. Jobs in flight wake the loop when they finish.
 func (d *Dispatcher) claim() time.Duration {
 	now := d.cfg.Now()
 	d.mu.Lock()
 	free := d.cfg.Concurrency - len(d.inflight)
 	d.mu.Unlock()
-	if free > 0 {
-		jobs, err := d.st.Due(now, free+d.cfg.Concurrency, d.claimed)
-		if err != nil {
-			d.log.Error("dispatch: reading the schedule", "err", err)
-			return d.cfg.PollInterval
-		}
-		d.mu.Lock()
-		for _, j := range jobs {
-			if len(d.inflight) >= d.cfg.Concurrency {
-				break
-			}
-			first := j.Delivery != nil && j.Delivery.Attempt == 1
-			if first && d.entities[j.Delivery.EntityKey] {
-				continue // an earlier event of this entity goes first
-			}
-			d.inflight[string(j.Key)] = now.Add(d.lease())
-			if first {
-				d.entities[j.Delivery.EntityKey] = true
-			}
-			d.wg.Add(1)
-			go d.do(j, first)
-		}
-		d.mu.Unlock()
-	}
 	wait := d.cfg.PollInterval
-	if next, err := d.st.NextDue(); err == nil && !next.IsZero() {
-		if until := next.Sub(now); until < wait {
-			wait = max(until, time.Millisecond)
-		}
+	if free <= 0 {
+		return wait
+	}
+	jobs, next, err := d.st.Due(now, free, d.claimed)
+	if err != nil {
+		d.log.Error("dispatch: reading the schedule", "err", err)
+		return wait
+	}
+	wall := time.Now()
+	d.mu.Lock()
+	for _, j := range jobs {
+		l := &lease{until: wall.Add(d.leaseTime())}
+		d.inflight[j.Claim()] = l
+		d.wg.Add(1)
+		go d.do(j, l)
+	}
+	d.mu.Unlock()
+	if !next.IsZero() {
+		wait = min(wait, max(next.Sub(now), time.Millisecond))
 	}
 	return wait
 }
 
-// claimed reports whether the job at key is in flight under a live lease.
-func (d *Dispatcher) claimed(key []byte) bool {
+// claimed reports whether j's work is in flight under a live lease.
+func (d *Dispatcher) claimed(j store.Job) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	exp, ok := d.inflight[string(key)]
-	return ok && d.cfg.Now().Before(exp)
+	l, ok := d.inflight[j.Claim()]
+	return ok && time.Now().Before(l.until)
 }
 
-func (d *Dispatcher) do(j store.Job, first bool) {
+func (d *Dispatcher) do(j store.Job, l *lease) {
 	defer func() {
 		d.mu.Lock()
-		delete(d.inflight, string(j.Key))
-		if first {
-			delete(d.entities, j.Delivery.EntityKey)
+		if d.inflight[j.Claim()] == l {
+			delete(d.inflight, j.Claim())
 		}
 		d.mu.Unlock()
 		d.wg.Done()
 		d.Wake()
 	}()
-	if j.Kind != store.JobDelivery {
+	if j.Kind != store.JobDelivery || j.Delivery == nil {
 		if err := d.st.RunJob(j); err != nil {
 			d.log.Error("dispatch: job", "kind", j.Kind, "id", j.ID, "err", err)
 		}
@@ -224,15 +219,15 @@ func (d *Dispatcher) do(j store.Job, first bool) {
 }
 
 // retryAt returns when the next attempt after failed attempt n of a round is
-// due, or zero when the round is spent and the delivery is dead.
+// due, or zero when the round is spent and the delivery is dead: the
+// configured delay with jitter, or a 429/503 answer's Retry-After when that
+// is longer (the Retry-After counts up to an hour).
 func (d *Dispatcher) retryAt(n int, res result) time.Time {
 	if n >= d.cfg.MaxAttempts {
 		return time.Time{}
 	}
-	delay := d.cfg.RetryDelays[min(n-1, len(d.cfg.RetryDelays)-1)]
+	delay := d.cfg.RetryDelays[min(max(n, 1)-1, len(d.cfg.RetryDelays)-1)]
 	delay = time.Duration(float64(delay) * (1 + d.cfg.Jitter()))
-	if res.retryAfter > delay {
-		delay = min(res.retryAfter, time.Hour)
-	}
+	delay = max(delay, min(res.retryAfter, time.Hour))
 	return res.At.Add(delay)
 }

@@ -150,7 +150,8 @@ func (t *txn) createDelivery(env Env, dest string, ev Event, id string) (string,
 	if d.Seq, err = index(t.env(env, "deliveries_idx"), d.ID); err != nil {
 		return "", err
 	}
-	if d.ScheduleKey, err = t.schedule(t.now, JobDelivery, env, d.ID); err != nil {
+	entity := dest + "|" + ev.EntityType + "|" + ev.EntityID
+	if d.ScheduleKey, err = t.scheduleEntity(t.now, JobDelivery, env, d.ID, entity); err != nil {
 		return "", err
 	}
 	return d.ID, t.putDelivery(env, d)
@@ -185,7 +186,6 @@ type DeliveryTask struct {
 	DeliveryID   string
 	EventID      string
 	EventType    string
-	EntityKey    string // destination, entity type and id: first attempts keep this order
 	Destination  string
 	URL          string // "" when the destination is no longer configured
 	Secret       string
@@ -205,7 +205,6 @@ func (t *txn) deliveryTask(j Job) (*DeliveryTask, error) {
 	}
 	task := &DeliveryTask{
 		DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType,
-		EntityKey:   d.Destination + "|" + d.EntityType + "|" + d.EntityID,
 		Destination: d.Destination, Payload: ev.Payload,
 		Attempt: d.AttemptCount + 1, RoundAttempt: d.AttemptCount - d.RoundStart + 1,
 	}
