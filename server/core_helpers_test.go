@@ -27,7 +27,7 @@ type bootOptions struct {
 // boot starts an instance as start does, but it can leave the dispatcher
 // parked, run on the real clock, reopen an existing db path, and be killed
 // (kill) without draining, as a crash would leave it.
-func boot(t testing.TB, mods ...func(*bootOptions)) *instance {
+func boot(t testing.TB, mods ...func(*bootOptions)) *node {
 	t.Helper()
 	o := &bootOptions{options: options{
 		path: filepath.Join(t.TempDir(), "complybox.db"),
@@ -91,18 +91,23 @@ func boot(t testing.TB, mods ...func(*bootOptions)) *instance {
 		})
 	}
 	t.Cleanup(in.stop)
-	return in
+	return &node{instance: in, kill: func() {
+		once.Do(func() {
+			cancel() // the loop stops; attempts in flight are neither waited for nor recorded
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			srv.CloseClientConnections()
+		})
+	}}
 }
 
-// kill drops the instance the way a crash does: the listener goes, the db
-// closes under the dispatcher, and nothing in flight is waited for or
-// recorded.
-func (in *instance) kill() {
-	in.t.Helper()
-	in.stop = func() {}
-	if err := in.Store.Close(); err != nil {
-		in.t.Fatal(err)
-	}
+// node is an instance from boot.
+type node struct {
+	*instance
+	// kill drops the instance the way a crash does: the db closes under the
+	// dispatcher and nothing in flight is waited for or recorded.
+	kill func()
 }
 
 // handlerReceiver is a receiver whose answers h writes; n is the 1-based
