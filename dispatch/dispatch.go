@@ -79,7 +79,9 @@ type Dispatcher struct {
 	running atomic.Bool
 
 	mu       sync.Mutex
-	inflight map[string]*lease // Job.Claim() -> its lease
+	inflight map[string]*lease // Job.Claim() -> its lease, until recorded
+	busy     int               // jobs running: HTTP attempts or simulator steps
+	finished []finished        // recorded jobs whose claims the loop releases
 	wg       sync.WaitGroup
 }
 
@@ -87,6 +89,12 @@ type Dispatcher struct {
 // admits one process, and after a restart every due job is due again.
 type lease struct {
 	until time.Time // real time; past it the job may be claimed again
+}
+
+// finished is a job whose outcome is committed.
+type finished struct {
+	claim string
+	lease *lease
 }
 
 // New returns a dispatcher over st. It registers itself to be woken by every
@@ -159,7 +167,16 @@ func (d *Dispatcher) drain() {
 func (d *Dispatcher) claim() time.Duration {
 	now := d.cfg.Now()
 	d.mu.Lock()
-	free := d.cfg.Concurrency - len(d.inflight)
+	// Claims are released here, between scans, never during one: a scan's
+	// snapshot that predates a job's commit still holds the job's key, so
+	// its claim must stand until a scan starts after that commit.
+	for _, f := range d.finished {
+		if d.inflight[f.claim] == f.lease {
+			delete(d.inflight, f.claim)
+		}
+	}
+	d.finished = d.finished[:0]
+	free := d.cfg.Concurrency - d.busy
 	d.mu.Unlock()
 	wait := d.cfg.PollInterval
 	if free <= 0 {
@@ -175,6 +192,7 @@ func (d *Dispatcher) claim() time.Duration {
 	for _, j := range jobs {
 		l := &lease{until: wall.Add(d.leaseTime())}
 		d.inflight[j.Claim()] = l
+		d.busy++
 		d.wg.Add(1)
 		go d.do(j, l)
 	}
@@ -193,12 +211,24 @@ func (d *Dispatcher) claimed(j store.Job) bool {
 	return ok && time.Now().Before(l.until)
 }
 
+// do runs one claimed job. The concurrency slot is freed as soon as the
+// HTTP attempt ends; the claim holds until its outcome is recorded, so the
+// record can share a group commit with others while the next attempt runs.
 func (d *Dispatcher) do(j store.Job, l *lease) {
-	defer func() {
-		d.mu.Lock()
-		if d.inflight[j.Claim()] == l {
-			delete(d.inflight, j.Claim())
+	freed := false
+	free := func() {
+		if !freed {
+			freed = true
+			d.mu.Lock()
+			d.busy--
+			d.mu.Unlock()
+			d.Wake()
 		}
+	}
+	defer func() {
+		free()
+		d.mu.Lock()
+		d.finished = append(d.finished, finished{j.Claim(), l})
 		d.mu.Unlock()
 		d.wg.Done()
 		d.Wake()
@@ -213,6 +243,7 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 	if !res.Success {
 		res.RetryAt = d.retryAt(j.Delivery.RoundAttempt, res)
 	}
+	free()
 	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
 		d.log.Error("dispatch: recording attempt", "delivery", j.ID, "err", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -479,5 +480,43 @@ func TestListDeliveries(t *testing.T) {
 	}
 	for _, q := range []string{"status=lost", "destination=mars", "limit=0", "limit=201", "limit=x", "cursor=abc"} {
 		in.expect(400, "GET", "/webhooks/deliveries?"+q, nil)
+	}
+}
+
+// TestNoDuplicateAttempts: under concurrent enqueues every delivery reaches
+// the receiver exactly once (claims outlive the scans that could still see
+// a recorded job).
+func TestNoDuplicateAttempts(t *testing.T) {
+	in := start(t, func(o *options) { o.dispatch.Concurrency = 32 })
+	rc := newReceiver(t, in.Clock, nil)
+	in.configureWebhook(rc)
+	const clients, each = 32, 40
+	ids := make(chan string, clients*each)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				r := doRequest(t, "POST", in.URL+"/webhooks/outbound/test", nil, "X-Api-Key", in.Key, "X-Api-Secret", in.Secret)
+				var out struct{ DeliveryID string }
+				if err := json.Unmarshal(r.Body, &out); err != nil || r.Status != 202 {
+					t.Errorf("test event: %d %s", r.Status, r.Body)
+				}
+				ids <- out.DeliveryID
+			}
+		}()
+	}
+	seen := map[string]int{}
+	for range clients * each {
+		seen[rc.next(t).Header.Get("X-Webhook-Id")]++
+	}
+	wg.Wait()
+	close(ids)
+	rc.none(t, 100*time.Millisecond)
+	for id := range ids {
+		if seen[id] != 1 {
+			t.Errorf("delivery %s arrived %d times", id, seen[id])
+		}
 	}
 }

@@ -194,7 +194,12 @@ type DeliveryTask struct {
 	RoundAttempt int // number of this attempt within the current round
 }
 
-func (t *txn) deliveryTask(j Job) (*DeliveryTask, error) {
+// destination is where a destination's deliveries go now.
+type destination struct{ url, secret string }
+
+// deliveryTask reads what it takes to send the delivery of j. dests caches
+// the destinations read so far in this transaction.
+func (t *txn) deliveryTask(j Job, dests map[string]destination) (*DeliveryTask, error) {
 	d, err := t.getDelivery(j.Env, j.ID)
 	if err != nil {
 		return nil, err
@@ -208,20 +213,26 @@ func (t *txn) deliveryTask(j Job) (*DeliveryTask, error) {
 		Destination: d.Destination, Payload: ev.Payload,
 		Attempt: d.AttemptCount + 1, RoundAttempt: d.AttemptCount - d.RoundStart + 1,
 	}
-	switch d.Destination {
-	case DestCustody:
-		cfg, err := t.webhookConfig(j.Env)
-		if err != nil {
-			return nil, err
+	key := string(j.Env) + "|" + d.Destination
+	dest, ok := dests[key]
+	if !ok {
+		switch d.Destination {
+		case DestCustody:
+			cfg, err := t.webhookConfig(j.Env)
+			if err != nil {
+				return nil, err
+			}
+			dest = destination{cfg.URL, cfg.Secret}
+		case DestKYC:
+			cb, err := t.callback()
+			if err != nil {
+				return nil, err
+			}
+			dest = destination{cb.URL, cb.Secret}
 		}
-		task.URL, task.Secret = cfg.URL, cfg.Secret
-	case DestKYC:
-		cb, err := t.callback()
-		if err != nil {
-			return nil, err
-		}
-		task.URL, task.Secret = cb.URL, cb.Secret
+		dests[key] = dest
 	}
+	task.URL, task.Secret = dest.url, dest.secret
 	return task, nil
 }
 

@@ -110,6 +110,7 @@ func (s *Store) Due(now time.Time, limit int, skip func(Job) bool) ([]Job, time.
 	err := s.view(func(t *txn) error {
 		out, next = nil, time.Time{}
 		entities := map[string]bool{}
+		dests := map[string]destination{}
 		c := t.Bucket(bucketSchedule).Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
 			if len(k) >= 8 && btoi(k[:8]) > end {
@@ -132,7 +133,7 @@ func (s *Store) Due(now time.Time, limit int, skip func(Job) bool) ([]Job, time.
 				continue
 			}
 			if j.Kind == JobDelivery {
-				task, err := t.deliveryTask(j)
+				task, err := t.deliveryTask(j, dests)
 				if err != nil {
 					s.log.Warn("schedule: delivery cannot be sent", "delivery", j.ID, "err", err)
 				}
