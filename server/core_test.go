@@ -268,6 +268,15 @@ func TestRequestIDOnEveryResponse(t *testing.T) {
 		}
 		seen[id] = true
 	}
+	// A caller's own request id is adopted when it is sane, else replaced.
+	r := in.do("GET", "/webhooks/deliveries/nope", nil, "X-Request-Id", "req-42.a:b_c")
+	if r.Header.Get("X-Request-Id") != "req-42.a:b_c" || r.m(t)["error"].(map[string]any)["requestId"] != "req-42.a:b_c" {
+		t.Errorf("caller's request id not adopted: %s %s", r.Header.Get("X-Request-Id"), r.Body)
+	}
+	r = in.do("GET", "/webhooks/outbound", nil, "X-Request-Id", "bad id "+strings.Repeat("x", 200))
+	if id := r.Header.Get("X-Request-Id"); !store.IsUUID(id) {
+		t.Errorf("unsafe request id kept: %q", id)
+	}
 }
 
 // TestEnvironmentIsolation: a production credential sees its own webhook

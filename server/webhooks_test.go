@@ -487,10 +487,10 @@ func TestListDeliveries(t *testing.T) {
 // the receiver exactly once (claims outlive the scans that could still see
 // a recorded job).
 func TestNoDuplicateAttempts(t *testing.T) {
-	in := start(t, func(o *options) { o.dispatch.Concurrency = 32 })
+	in := start(t, func(o *options) { o.dispatch.Concurrency = 16 })
 	rc := newReceiver(t, in.Clock, nil)
 	in.configureWebhook(rc)
-	const clients, each = 32, 40
+	const clients, each = 16, 16
 	ids := make(chan string, clients*each)
 	var wg sync.WaitGroup
 	for range clients {
@@ -519,4 +519,40 @@ func TestNoDuplicateAttempts(t *testing.T) {
 			t.Errorf("delivery %s arrived %d times", id, seen[id])
 		}
 	}
+}
+
+// TestManualRetryDuringAttempt: a manual retry while an automatic attempt is
+// in flight waits for it (never two attempts at once), and that attempt
+// does not eat into the new round.
+func TestManualRetryDuringAttempt(t *testing.T) {
+	in := start(t, func(o *options) {
+		o.dispatch.MaxAttempts = 2
+		o.dispatch.AttemptTimeout = 30 * time.Second
+	})
+	release := make(chan struct{})
+	rc := handlerReceiver(t, in.Clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 2 {
+			<-release
+		}
+		w.WriteHeader(500)
+	})
+	in.configureWebhook(rc)
+	id := in.testEvent()
+	rc.next(t)
+	in.waitDelivery(id, "failed", 1)
+	in.advance(10 * time.Second)
+	rc.next(t) // attempt 2 hangs
+	in.expect(200, "POST", "/webhooks/deliveries/"+id+"/retry", nil)
+	rc.none(t, 50*time.Millisecond) // the re-queued attempt waits for the one in flight
+	close(release)
+	if got := rc.next(t); got.Header.Get("X-Webhook-Attempt") != "3" {
+		t.Fatalf("attempt %s, want 3", got.Header.Get("X-Webhook-Attempt"))
+	}
+	d := in.waitDelivery(id, "failed", 3)
+	if d.NextAttemptAt == nil {
+		t.Fatalf("the new round ended after one attempt: %+v", d)
+	}
+	in.advance(10 * time.Second)
+	rc.next(t)
+	in.waitDelivery(id, "dead", 4)
 }

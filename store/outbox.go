@@ -290,7 +290,11 @@ func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
 				d.ScheduleKey, d.NextAttemptAt = nil, Time{}
 			}
 		case !current:
+			// A manual retry re-queued the delivery during this attempt,
+			// which belongs to the round before: the new round keeps all
+			// of its attempts.
 			d.LastError = a.ErrorMessage
+			d.RoundStart++
 		case r.RetryAt.IsZero():
 			d.Status, d.LastError = DeliveryDead, a.ErrorMessage
 		default:
