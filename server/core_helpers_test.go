@@ -55,7 +55,7 @@ func boot(t testing.TB, mods ...func(*bootOptions)) *node {
 		}
 		now = o.clock.Now
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	st, err := store.Open(o.path, store.Options{Now: now, Logger: logger, Settings: o.settings})
 	if err != nil {
 		t.Fatalf("open store: %v", err)

@@ -149,6 +149,14 @@ func TestWebhookConfig(t *testing.T) {
 		in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": "https://10.1.2.3/hook"})
 		in.expect(400, "PUT", "/webhooks/outbound", map[string]any{"url": "http://10.1.2.3/hook"})
 	})
+	t.Run("UnresolvableHost", func(t *testing.T) {
+		in := start(t)
+		v := in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": "https://hooks.complybox.invalid/in"}).m(t)
+		if v["signingSecret"] == nil {
+			t.Errorf("PUT: %v", v)
+		}
+		in.expect(400, "PUT", "/webhooks/outbound", map[string]any{"url": "http://hooks.complybox.invalid/in"})
+	})
 	t.Run("HTTPNever", func(t *testing.T) {
 		in := start(t, func(o *options) { o.settings.AllowHTTP = "never" })
 		in.expect(400, "PUT", "/webhooks/outbound", map[string]any{"url": rc.URL})

@@ -162,12 +162,11 @@ func (s *Store) CheckWebhookURL(ctx context.Context, field, raw string) error {
 	if u.User != nil {
 		return Invalid(field, "%s must not carry credentials", field)
 	}
-	host := u.Hostname()
-	ips, err := resolve(ctx, host)
-	if err != nil || len(ips) == 0 {
-		return Invalid(field, "the host of %s does not resolve", field)
-	}
-	loopback := true
+	// A host that does not resolve now (an offline appliance, a name not
+	// yet published) is taken as public: the dispatcher checks every
+	// address again when it connects.
+	ips, _ := resolve(ctx, u.Hostname())
+	loopback := len(ips) > 0
 	for _, ip := range ips {
 		switch {
 		case ip.IsLoopback():
