@@ -176,7 +176,9 @@ func (d *Dispatcher) claim() time.Duration {
 		}
 	}
 	d.finished = d.finished[:0]
-	free := d.cfg.Concurrency - d.busy
+	// Finished attempts wait for their record's group commit outside the
+	// concurrency bound, but a slow disk must not let them pile up.
+	free := min(d.cfg.Concurrency-d.busy, 4*d.cfg.Concurrency-len(d.inflight))
 	d.mu.Unlock()
 	wait := d.cfg.PollInterval
 	if free <= 0 {

@@ -31,7 +31,12 @@ type Job struct {
 
 // Claim names the work a job does, whatever its schedule key: two jobs with
 // the same Claim must never run at the same time.
-func (j Job) Claim() string { return j.Kind + "|" + string(j.Env) + "|" + j.ID }
+func (j Job) Claim() string {
+	if j.Kind == "" {
+		return fmt.Sprintf("entry|%x", j.Key) // unreadable: only its key names it
+	}
+	return j.Kind + "|" + string(j.Env) + "|" + j.ID
+}
 
 // scheduleKey is the due time in Unix nanoseconds then a sequence, both
 // big-endian, so a cursor walks the schedule in due order and, for equal

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/complybox/complybox/store"
 )
 
@@ -88,5 +90,41 @@ func TestScheduleEntityOrder(t *testing.T) {
 	jobs, _, _ = s.Due(testStart, 2, func(j store.Job) bool { return j.ID == "x00" })
 	if len(jobs) != 1 || jobs[0].ID != "y" {
 		t.Fatalf("with x00 in flight: %+v", jobs)
+	}
+}
+
+// TestScheduleDropsUnreadable: an entry that cannot be read comes back with
+// no kind, and RunJob removes it so it cannot clog the schedule.
+func TestScheduleDropsUnreadable(t *testing.T) {
+	s, _ := mustOpen(t)
+	err := s.Commit(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("schedule")).Put([]byte("\x00\x00\x00\x00\x00\x00\x00\x01garbage!"), []byte("garbage"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, err := s.Due(testStart, 10, nil)
+	if err != nil || len(jobs) != 1 || jobs[0].Kind != "" {
+		t.Fatalf("due: %+v %v", jobs, err)
+	}
+	if err := s.RunJob(jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if jobs, _, _ := s.Due(testStart, 10, nil); len(jobs) != 0 {
+		t.Errorf("still scheduled: %+v", jobs)
+	}
+	// A delivery job whose delivery is gone is returned unsendable and dropped.
+	if _, err := s.Schedule(testStart, store.JobDelivery, store.Sandbox, "no-such-delivery", ""); err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, _ = s.Due(testStart, 10, nil)
+	if len(jobs) != 1 || jobs[0].Delivery != nil {
+		t.Fatalf("due: %+v", jobs)
+	}
+	if err := s.RunJob(jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if jobs, _, _ := s.Due(testStart, 10, nil); len(jobs) != 0 {
+		t.Errorf("still scheduled: %+v", jobs)
 	}
 }
