@@ -122,6 +122,12 @@ func (s *Store) Due(now time.Time, limit int, skip func(Job) bool) ([]Job, time.
 				next = scheduleDue(k)
 				break
 			}
+			// A first attempt behind an earlier one of its entity is passed
+			// over before it is parsed: a long backlog of one entity is
+			// walked on every scan.
+			if i := bytes.IndexByte(v, '\n'); i >= 0 && entities[string(v[i+1:])] {
+				continue
+			}
 			j, err := parseJob(k, v)
 			if err != nil {
 				s.log.Warn("schedule: unreadable entry", "key", fmt.Sprintf("%x", k))

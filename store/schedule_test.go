@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -126,5 +127,32 @@ func TestScheduleDropsUnreadable(t *testing.T) {
 	}
 	if jobs, _, _ := s.Due(testStart, 10, nil); len(jobs) != 0 {
 		t.Errorf("still scheduled: %+v", jobs)
+	}
+}
+
+// BenchmarkDueBehindBacklog: one scan past a long backlog of one entity
+// whose first attempt is in flight.
+func BenchmarkDueBehindBacklog(b *testing.B) {
+	s, _ := mustOpen(b)
+	err := s.Commit(func(tx *bolt.Tx) error {
+		sb := tx.Bucket([]byte("schedule"))
+		for i := range 10000 {
+			k := make([]byte, 16)
+			k[15], k[14], k[13] = byte(i), byte(i>>8), byte(i>>16)
+			if err := sb.Put(k, []byte(fmt.Sprintf("review|sandbox|x%d\ncustody|transaction|X", i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		jobs, _, err := s.Due(testStart, 16, func(j store.Job) bool { return true })
+		if err != nil || len(jobs) != 0 {
+			b.Fatal(jobs, err)
+		}
 	}
 }
