@@ -56,6 +56,9 @@ func deliveryFilter(r *request) (store.DeliveryFilter, error) {
 	default:
 		return f, store.Invalid("destination", "destination must be custody or kyc")
 	}
+	if f.EventType != "" && !store.KnownEventType(f.EventType) {
+		return f, store.Invalid("eventType", "unknown event type %q; see GET /webhooks/events/catalog and GET /v1/webhooks/events/catalog", f.EventType)
+	}
 	return f, nil
 }
 

@@ -486,7 +486,7 @@ func TestListDeliveries(t *testing.T) {
 			t.Errorf("%s: %v, want %v", q, got, want)
 		}
 	}
-	for _, q := range []string{"status=lost", "destination=mars", "limit=0", "limit=201", "limit=x", "cursor=abc"} {
+	for _, q := range []string{"status=lost", "destination=mars", "eventType=nope", "limit=0", "limit=201", "limit=x", "cursor=abc"} {
 		in.expect(400, "GET", "/webhooks/deliveries?"+q, nil)
 	}
 }

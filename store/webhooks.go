@@ -61,6 +61,12 @@ func KYCCatalog() []EventType {
 	}
 }
 
+// KnownEventType reports whether name is a type some delivery can carry:
+// a custody or applicant event, or webhook.test.
+func KnownEventType(name string) bool {
+	return name == "webhook.test" || inCatalog(CustodyCatalog(), name) || inCatalog(KYCCatalog(), name)
+}
+
 func inCatalog(cat []EventType, name string) bool {
 	for _, e := range cat {
 		if e.Name == name {
