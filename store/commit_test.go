@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -20,7 +21,7 @@ var testStart = time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
 func mustOpen(tb testing.TB) (*store.Store, *store.ManualClock) {
 	tb.Helper()
 	clock := store.NewManualClock(testStart)
-	s, err := store.Open(filepath.Join(tb.TempDir(), "test.db"), store.Options{Now: clock.Now})
+	s, err := store.Open(filepath.Join(tb.TempDir(), "test.db"), store.Options{Now: clock.Now, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
