@@ -78,8 +78,8 @@ func TestWakeWithoutPolling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := within(t, arrived, time.Second)
-	second := within(t, arrived, time.Second)
+	first := within(t, arrived, 5*time.Second)
+	second := within(t, arrived, 5*time.Second)
 	if gap := second.Sub(start); gap < 50*time.Millisecond {
 		t.Errorf("retry %s after the enqueue, before its 50ms delay", gap)
 	}
@@ -101,7 +101,7 @@ func TestWakeWithoutPolling(t *testing.T) {
 	if _, err := s.RetryDelivery(store.Sandbox, id); err != nil {
 		t.Fatal(err)
 	}
-	within(t, arrived, time.Second)
+	within(t, arrived, 5*time.Second)
 }
 
 // TestConcurrencyLimit: no more than Concurrency attempts at once.
@@ -119,7 +119,7 @@ func TestConcurrencyLimit(t *testing.T) {
 		}
 	}
 	for range 3 {
-		within(t, arrived, time.Second)
+		within(t, arrived, 5*time.Second)
 	}
 	select {
 	case <-arrived:
@@ -127,10 +127,10 @@ func TestConcurrencyLimit(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	release <- struct{}{}
-	within(t, arrived, time.Second)
+	within(t, arrived, 5*time.Second)
 	close(release)
 	for range 4 {
-		within(t, arrived, time.Second)
+		within(t, arrived, 5*time.Second)
 	}
 }
 
@@ -147,7 +147,7 @@ func TestShutdownFinishesAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	within(t, arrived, time.Second)
+	within(t, arrived, 5*time.Second)
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
 	select {
@@ -182,7 +182,7 @@ func TestShutdownIsBounded(t *testing.T) {
 	if _, err := s.SendTestEvent(store.Sandbox); err != nil {
 		t.Fatal(err)
 	}
-	within(t, arrived, time.Second)
+	within(t, arrived, 5*time.Second)
 	start := time.Now()
 	stop()
 	if took := time.Since(start); took > 3*time.Second {
