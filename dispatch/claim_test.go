@@ -29,7 +29,7 @@ type staleStore struct {
 	third     chan struct{} // closed when the third scan starts
 }
 
-func (s *staleStore) Due(now time.Time, limit int, skip func(store.Job) bool) ([]store.Job, time.Time, error) {
+func (s *staleStore) Due(now time.Time, limit int, skip func([]byte) bool) ([]store.Job, time.Time, error) {
 	s.mu.Lock()
 	s.calls++
 	call, snapshot := s.calls, s.scheduled
@@ -46,7 +46,7 @@ func (s *staleStore) Due(now time.Time, limit int, skip func(store.Job) bool) ([
 	if call == 2 {
 		s.d.wg.Wait() // the attempt is recorded while this scan still sees the job
 	}
-	if skip(s.job) {
+	if skip([]byte(s.job.Claim())) {
 		return nil, time.Time{}, nil
 	}
 	return []store.Job{s.job}, time.Time{}, nil

@@ -17,7 +17,7 @@ import (
 
 // Store is what the dispatcher needs of the store.
 type Store interface {
-	Due(now time.Time, limit int, skip func(store.Job) bool) ([]store.Job, time.Time, error)
+	Due(now time.Time, limit int, skip func(claim []byte) bool) ([]store.Job, time.Time, error)
 	RecordAttempt(j store.Job, r store.AttemptResult) error
 	RunJob(j store.Job) error
 	OnWork(fn func())
@@ -205,11 +205,12 @@ func (d *Dispatcher) claim() time.Duration {
 	return wait
 }
 
-// claimed reports whether j's work is in flight under a live lease.
-func (d *Dispatcher) claimed(j store.Job) bool {
+// claimed reports whether the job of claim (a Job.Claim) is in flight
+// under a live lease.
+func (d *Dispatcher) claimed(claim []byte) bool {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	l, ok := d.inflight[j.Claim()]
+	l, ok := d.inflight[string(claim)]
+	d.mu.Unlock()
 	return ok && time.Now().Before(l.until)
 }
 

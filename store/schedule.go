@@ -27,13 +27,16 @@ type Job struct {
 	// and entity id. First attempts of one entity go out in event order.
 	Entity   string
 	Delivery *DeliveryTask // set for JobDelivery; nil when it cannot be sent
+
+	claim string // the entry's own claim bytes, kept for unreadable entries
 }
 
 // Claim names the work a job does, whatever its schedule key: two jobs with
-// the same Claim must never run at the same time.
+// the same Claim must never run at the same time. It is the schedule
+// entry's "kind|env|id", the bytes Due hands to its skip function.
 func (j Job) Claim() string {
-	if j.Kind == "" {
-		return fmt.Sprintf("entry|%x", j.Key) // unreadable: only its key names it
+	if j.claim != "" {
+		return j.claim
 	}
 	return j.Kind + "|" + string(j.Env) + "|" + j.ID
 }
@@ -101,49 +104,53 @@ func parseJob(k, v []byte) (Job, error) {
 
 // Due returns up to limit jobs due at or before now, in due order, and the
 // due time of the next job after now (zero when there is none or the scan
-// stopped at limit). It passes over jobs for which skip returns true (work
-// in flight) and over a delivery's first attempt while an earlier first
-// attempt of the same entity is still scheduled; neither counts towards
-// limit, so blocked work never hides due work behind it. Delivery jobs come
+// stopped at limit). It passes over jobs whose Claim skip reports (work in
+// flight; skip gets the claim's bytes, valid only during the call) and over
+// a delivery's first attempt while an earlier first attempt of the same
+// entity is still scheduled; neither counts towards limit, so blocked work
+// never hides due work behind it, and neither is parsed. Delivery jobs come
 // with what it takes to send them; one that cannot be sent has a nil
 // Delivery and should go to RunJob, which drops it. An unreadable entry is
 // returned with an empty Kind, for RunJob to drop.
-func (s *Store) Due(now time.Time, limit int, skip func(Job) bool) ([]Job, time.Time, error) {
+func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]Job, time.Time, error) {
 	var out []Job
 	var next time.Time
 	end := uint64(now.UnixNano())
 	err := s.view(func(t *txn) error {
 		out, next = nil, time.Time{}
-		entities := map[string]bool{}
-		dests := map[string]destination{}
+		var entities map[string]bool
+		var dests map[string]destination
 		c := t.Bucket(bucketSchedule).Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
 			if len(k) >= 8 && btoi(k[:8]) > end {
 				next = scheduleDue(k)
 				break
 			}
-			// A first attempt behind an earlier one of its entity is passed
-			// over before it is parsed: a long backlog of one entity is
-			// walked on every scan.
-			if i := bytes.IndexByte(v, '\n'); i >= 0 && entities[string(v[i+1:])] {
+			claim := v
+			if i := bytes.IndexByte(v, '\n'); i >= 0 {
+				claim = v[:i]
+				// Only the earliest first attempt of an entity is due.
+				if entities[string(v[i+1:])] {
+					continue
+				}
+				if entities == nil {
+					entities = map[string]bool{}
+				}
+				entities[string(v[i+1:])] = true
+			}
+			if skip != nil && skip(claim) {
 				continue
 			}
 			j, err := parseJob(k, v)
 			if err != nil {
 				s.log.Warn("schedule: unreadable entry", "key", fmt.Sprintf("%x", k))
-				out = append(out, Job{Key: bytes.Clone(k)})
-				continue
-			}
-			if j.Entity != "" {
-				if entities[j.Entity] {
-					continue // an earlier first attempt of this entity goes first
-				}
-				entities[j.Entity] = true
-			}
-			if skip != nil && skip(j) {
+				out = append(out, Job{Key: bytes.Clone(k), claim: string(claim)})
 				continue
 			}
 			if j.Kind == JobDelivery {
+				if dests == nil {
+					dests = map[string]destination{}
+				}
 				task, err := t.deliveryTask(j, dests)
 				if err != nil {
 					s.log.Warn("schedule: delivery cannot be sent", "delivery", j.ID, "err", err)

@@ -46,7 +46,7 @@ func TestScheduleOrder(t *testing.T) {
 		t.Errorf("limit 2: %q, next %s", got, next)
 	}
 	// Skipped jobs do not count towards the limit.
-	jobs, _, _ = s.Due(testStart.Add(5*time.Second), 2, func(j store.Job) bool { return j.ID == "a" || j.ID == "b1" })
+	jobs, _, _ = s.Due(testStart.Add(5*time.Second), 2, func(c []byte) bool { return string(c) == "review|sandbox|a" || string(c) == "review|sandbox|b1" })
 	if got := ids(jobs); got != "b2 c " {
 		t.Errorf("with skips: %q", got)
 	}
@@ -88,7 +88,7 @@ func TestScheduleEntityOrder(t *testing.T) {
 		t.Fatalf("due: %+v", jobs)
 	}
 	// While x00 is in flight no other X job is due, and Y still is.
-	jobs, _, _ = s.Due(testStart, 2, func(j store.Job) bool { return j.ID == "x00" })
+	jobs, _, _ = s.Due(testStart, 2, func(c []byte) bool { return string(c) == "review|sandbox|x00" })
 	if len(jobs) != 1 || jobs[0].ID != "y" {
 		t.Fatalf("with x00 in flight: %+v", jobs)
 	}
@@ -150,7 +150,7 @@ func BenchmarkDueBehindBacklog(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		jobs, _, err := s.Due(testStart, 16, func(j store.Job) bool { return true })
+		jobs, _, err := s.Due(testStart, 16, func([]byte) bool { return true })
 		if err != nil || len(jobs) != 0 {
 			b.Fatal(jobs, err)
 		}
