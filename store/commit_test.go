@@ -34,11 +34,11 @@ func mustOpen(tb testing.TB) (*store.Store, *store.ManualClock) {
 	return s, clock
 }
 
-var testBucket = []byte("group-commit-test")
+const testBucket = "group-commit-test"
 
 func TestGroupCommit(t *testing.T) {
 	s, _ := mustOpen(t)
-	if err := s.Commit(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(testBucket); return err }); err != nil {
+	if err := s.Commit(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte(testBucket)); return err }); err != nil {
 		t.Fatal(err)
 	}
 	const writers = 64
@@ -50,7 +50,7 @@ func TestGroupCommit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs[i] = s.Commit(func(tx *bolt.Tx) error {
-				if err := tx.Bucket(testBucket).Put([]byte(fmt.Sprint(i)), []byte("v")); err != nil {
+				if err := tx.Bucket([]byte(testBucket)).Put([]byte(fmt.Sprint(i)), []byte("v")); err != nil {
 					return err
 				}
 				switch i {
@@ -65,7 +65,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 	wg.Wait()
 	err := s.Commit(func(tx *bolt.Tx) error {
-		b := tx.Bucket(testBucket)
+		b := tx.Bucket([]byte(testBucket))
 		for i := range writers {
 			got := b.Get([]byte(fmt.Sprint(i))) != nil
 			if want := i != 7 && i != 11; got != want {
@@ -99,7 +99,7 @@ func TestGroupCommit(t *testing.T) {
 // the next one, so many writers need far fewer commits than writes.
 func TestGroupCommitShares(t *testing.T) {
 	s, _ := mustOpen(t)
-	if err := s.Commit(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(testBucket); return err }); err != nil {
+	if err := s.Commit(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte(testBucket)); return err }); err != nil {
 		t.Fatal(err)
 	}
 	const writers = 200
@@ -114,7 +114,7 @@ func TestGroupCommitShares(t *testing.T) {
 				mu.Lock()
 				txs[tx.ID()] = true
 				mu.Unlock()
-				return tx.Bucket(testBucket).Put([]byte(fmt.Sprint(i)), []byte("v"))
+				return tx.Bucket([]byte(testBucket)).Put([]byte(fmt.Sprint(i)), []byte("v"))
 			})
 			if err != nil {
 				t.Error(err)
