@@ -45,6 +45,9 @@ func TestRestartDeliversEverything(t *testing.T) {
 
 	// The dispatcher never runs: three events wait in the outbox.
 	a := boot(t, func(o *bootOptions) { o.path, o.clock, o.parked = path, clock, true })
+	if r := doRequest(t, "GET", a.URL+"/healthz", nil); r.Status != 503 {
+		t.Errorf("healthz without a running dispatcher: %d %s", r.Status, r.Body)
+	}
 	a.configureWebhook(rc)
 	want := map[string]bool{}
 	for range 3 {
