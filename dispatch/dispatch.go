@@ -17,8 +17,7 @@ import (
 
 // Store is what the dispatcher needs of the store.
 type Store interface {
-	Due(now time.Time, limit int, skip func(key []byte) bool) ([]store.Job, error)
-	NextDue() (time.Time, error)
+	Due(now time.Time, limit int, skip func(claim []byte) bool) ([]store.Job, time.Time, error)
 	RecordAttempt(j store.Job, r store.AttemptResult) error
 	RunJob(j store.Job) error
 	OnWork(fn func())
@@ -80,9 +79,22 @@ type Dispatcher struct {
 	running atomic.Bool
 
 	mu       sync.Mutex
-	inflight map[string]time.Time // schedule key -> lease expiry
-	entities map[string]bool      // entity keys with a first attempt in flight
+	inflight map[string]*lease // Job.Claim() -> its lease, until recorded
+	busy     int               // jobs running: HTTP attempts or simulator steps
+	finished []finished        // recorded jobs whose claims the loop releases
 	wg       sync.WaitGroup
+}
+
+// lease marks a claimed job. Leases live in memory: the store's file lock
+// admits one process, and after a restart every due job is due again.
+type lease struct {
+	until time.Time // real time; past it the job may be claimed again
+}
+
+// finished is a job whose outcome is committed.
+type finished struct {
+	claim string
+	lease *lease
 }
 
 // New returns a dispatcher over st. It registers itself to be woken by every
@@ -95,8 +107,7 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 	d := &Dispatcher{
 		st: st, cfg: cfg, log: logger,
 		wake:     make(chan struct{}, 1),
-		inflight: map[string]time.Time{},
-		entities: map[string]bool{},
+		inflight: map[string]*lease{},
 	}
 	d.sender = newSender(cfg, st.IsDisallowedAddr)
 	st.OnWork(d.Wake)
@@ -114,9 +125,10 @@ func (d *Dispatcher) Wake() {
 // Running reports whether the loop is running.
 func (d *Dispatcher) Running() bool { return d.running.Load() }
 
-// lease is how long a claimed job is kept from being claimed again: longer
-// than any attempt can take.
-func (d *Dispatcher) lease() time.Duration { return d.cfg.AttemptTimeout + 10*time.Second }
+// leaseTime is how long a claimed job is kept from being claimed again:
+// longer than any attempt can take. It runs on real time, not the injected
+// clock, since it bounds real work.
+func (d *Dispatcher) leaseTime() time.Duration { return 2*d.cfg.AttemptTimeout + 10*time.Second }
 
 // Run runs the loop until ctx is done, then waits for work in flight to
 // finish (at most the attempt timeout and a little more).
@@ -150,65 +162,81 @@ func (d *Dispatcher) drain() {
 }
 
 // claim starts every due job it has room for and returns how long to wait
-// before looking again.
+// before looking again: the poll interval, or less when a job falls due
+// sooner. Jobs in flight wake the loop when they finish.
 func (d *Dispatcher) claim() time.Duration {
 	now := d.cfg.Now()
 	d.mu.Lock()
-	free := d.cfg.Concurrency - len(d.inflight)
-	d.mu.Unlock()
-	if free > 0 {
-		jobs, err := d.st.Due(now, free+d.cfg.Concurrency, d.claimed)
-		if err != nil {
-			d.log.Error("dispatch: reading the schedule", "err", err)
-			return d.cfg.PollInterval
+	// Claims are released here, between scans, never during one: a scan's
+	// snapshot that predates a job's commit still holds the job's key, so
+	// its claim must stand until a scan starts after that commit.
+	for _, f := range d.finished {
+		if d.inflight[f.claim] == f.lease {
+			delete(d.inflight, f.claim)
 		}
-		d.mu.Lock()
-		for _, j := range jobs {
-			if len(d.inflight) >= d.cfg.Concurrency {
-				break
-			}
-			first := j.Delivery != nil && j.Delivery.Attempt == 1
-			if first && d.entities[j.Delivery.EntityKey] {
-				continue // an earlier event of this entity goes first
-			}
-			d.inflight[string(j.Key)] = now.Add(d.lease())
-			if first {
-				d.entities[j.Delivery.EntityKey] = true
-			}
-			d.wg.Add(1)
-			go d.do(j, first)
-		}
-		d.mu.Unlock()
 	}
+	d.finished = d.finished[:0]
+	// Finished attempts wait for their record's group commit outside the
+	// concurrency bound, but a slow disk must not let them pile up.
+	free := min(d.cfg.Concurrency-d.busy, 4*d.cfg.Concurrency-len(d.inflight))
+	d.mu.Unlock()
 	wait := d.cfg.PollInterval
-	if next, err := d.st.NextDue(); err == nil && !next.IsZero() {
-		if until := next.Sub(now); until < wait {
-			wait = max(until, time.Millisecond)
-		}
+	if free <= 0 {
+		return wait
+	}
+	jobs, next, err := d.st.Due(now, free, d.claimed)
+	if err != nil {
+		d.log.Error("dispatch: reading the schedule", "err", err)
+		return wait
+	}
+	wall := time.Now()
+	d.mu.Lock()
+	for _, j := range jobs {
+		l := &lease{until: wall.Add(d.leaseTime())}
+		d.inflight[j.Claim()] = l
+		d.busy++
+		d.wg.Add(1)
+		go d.do(j, l)
+	}
+	d.mu.Unlock()
+	if !next.IsZero() {
+		wait = min(wait, max(next.Sub(now), time.Millisecond))
 	}
 	return wait
 }
 
-// claimed reports whether the job at key is in flight under a live lease.
-func (d *Dispatcher) claimed(key []byte) bool {
+// claimed reports whether the job of claim (a Job.Claim) is in flight
+// under a live lease.
+func (d *Dispatcher) claimed(claim []byte) bool {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	exp, ok := d.inflight[string(key)]
-	return ok && d.cfg.Now().Before(exp)
+	l, ok := d.inflight[string(claim)]
+	d.mu.Unlock()
+	return ok && time.Now().Before(l.until)
 }
 
-func (d *Dispatcher) do(j store.Job, first bool) {
-	defer func() {
-		d.mu.Lock()
-		delete(d.inflight, string(j.Key))
-		if first {
-			delete(d.entities, j.Delivery.EntityKey)
+// do runs one claimed job. The concurrency slot is freed as soon as the
+// HTTP attempt ends; the claim holds until its outcome is recorded, so the
+// record can share a group commit with others while the next attempt runs.
+func (d *Dispatcher) do(j store.Job, l *lease) {
+	freed := false
+	free := func() {
+		if !freed {
+			freed = true
+			d.mu.Lock()
+			d.busy--
+			d.mu.Unlock()
+			d.Wake()
 		}
+	}
+	defer func() {
+		free()
+		d.mu.Lock()
+		d.finished = append(d.finished, finished{j.Claim(), l})
 		d.mu.Unlock()
 		d.wg.Done()
 		d.Wake()
 	}()
-	if j.Kind != store.JobDelivery {
+	if j.Kind != store.JobDelivery || j.Delivery == nil {
 		if err := d.st.RunJob(j); err != nil {
 			d.log.Error("dispatch: job", "kind", j.Kind, "id", j.ID, "err", err)
 		}
@@ -218,21 +246,22 @@ func (d *Dispatcher) do(j store.Job, first bool) {
 	if !res.Success {
 		res.RetryAt = d.retryAt(j.Delivery.RoundAttempt, res)
 	}
+	free()
 	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
 		d.log.Error("dispatch: recording attempt", "delivery", j.ID, "err", err)
 	}
 }
 
 // retryAt returns when the next attempt after failed attempt n of a round is
-// due, or zero when the round is spent and the delivery is dead.
+// due, or zero when the round is spent and the delivery is dead: the
+// configured delay with jitter, or a 429/503 answer's Retry-After when that
+// is longer (the Retry-After counts up to an hour).
 func (d *Dispatcher) retryAt(n int, res result) time.Time {
 	if n >= d.cfg.MaxAttempts {
 		return time.Time{}
 	}
-	delay := d.cfg.RetryDelays[min(n-1, len(d.cfg.RetryDelays)-1)]
+	delay := d.cfg.RetryDelays[min(max(n, 1)-1, len(d.cfg.RetryDelays)-1)]
 	delay = time.Duration(float64(delay) * (1 + d.cfg.Jitter()))
-	if res.retryAfter > delay {
-		delay = min(res.retryAfter, time.Hour)
-	}
+	delay = max(delay, min(res.retryAfter, time.Hour))
 	return res.At.Add(delay)
 }

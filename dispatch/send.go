@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -96,13 +97,16 @@ func (s *sender) send(task *store.DeliveryTask) result {
 	resp.Body.Close()
 	res.Duration = time.Since(start)
 	res.StatusCode = resp.StatusCode
-	text := string(body)
+	text := strings.ToValidUTF8(string(body), "\uFFFD")
 	res.ResponseBody = &text
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		res.Success = true
 		return res
 	}
 	res.Error = "receiver answered HTTP " + strconv.Itoa(resp.StatusCode)
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		res.Error += " (redirects are not followed)"
+	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		res.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), at)
 	}

@@ -80,7 +80,10 @@ func requestID(r *http.Request) string {
 // ServeHTTP adds the request id, body limit and access log around the router.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := uuid.NewString()
+	id := r.Header.Get("X-Request-Id")
+	if !validRequestID(id) {
+		id = uuid.NewString()
+	}
 	w.Header().Set("X-Request-Id", id)
 	r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
 	limit := int64(bodyLimit)
@@ -97,6 +100,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
 		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))
+}
+
+// validRequestID reports whether a caller's X-Request-Id can be adopted:
+// 1 to 128 characters of A-Z a-z 0-9 and "._:-".
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 type statusRecorder struct {

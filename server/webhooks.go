@@ -56,6 +56,9 @@ func deliveryFilter(r *request) (store.DeliveryFilter, error) {
 	default:
 		return f, store.Invalid("destination", "destination must be custody or kyc")
 	}
+	if f.EventType != "" && !store.KnownEventType(f.EventType) {
+		return f, store.Invalid("eventType", "unknown event type %q; see GET /webhooks/events/catalog and GET /v1/webhooks/events/catalog", f.EventType)
+	}
 	return f, nil
 }
 
@@ -103,20 +106,37 @@ func (s *Server) postDeliveries(w http.ResponseWriter, r *request) error {
 		return store.Errorf(store.EMETHOD, "method_not_allowed", "POST is not allowed on %s; allowed: GET", r.URL.Path)
 	}
 	var in struct {
-		Status      string     `json:"status"`
-		Since       store.Time `json:"since"`
-		Until       store.Time `json:"until"`
-		Destination string     `json:"destination"`
+		Status      string `json:"status"`
+		Since       string `json:"since"`
+		Until       string `json:"until"`
+		Destination string `json:"destination"`
 	}
 	if err := decode(r.Request, &in); err != nil {
 		return err
+	}
+	f := store.DeliveryFilter{Status: in.Status, Destination: in.Destination}
+	switch in.Status {
+	case store.DeliveryFailed, store.DeliveryDead:
+	default:
+		return store.Invalid("status", "status must be failed or dead")
 	}
 	switch in.Destination {
 	case "", store.DestCustody, store.DestKYC:
 	default:
 		return store.Invalid("destination", "destination must be custody or kyc")
 	}
-	n, err := s.store.RetryDeliveries(r.env, store.DeliveryFilter{Status: in.Status, Since: in.Since.Time, Until: in.Until.Time, Destination: in.Destination})
+	var ok bool
+	if in.Since != "" {
+		if f.Since, ok = store.ParseTime(in.Since); !ok {
+			return store.Invalid("since", "since must be an ISO 8601 timestamp")
+		}
+	}
+	if in.Until != "" {
+		if f.Until, ok = store.ParseTime(in.Until); !ok {
+			return store.Invalid("until", "until must be an ISO 8601 timestamp")
+		}
+	}
+	n, err := s.store.RetryDeliveries(r.env, f)
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,8 @@ func (t *txn) createDelivery(env Env, dest string, ev Event, id string) (string,
 	if d.Seq, err = index(t.env(env, "deliveries_idx"), d.ID); err != nil {
 		return "", err
 	}
-	if d.ScheduleKey, err = t.schedule(t.now, JobDelivery, env, d.ID); err != nil {
+	entity := dest + "|" + ev.EntityType + "|" + ev.EntityID
+	if d.ScheduleKey, err = t.scheduleEntity(t.now, JobDelivery, env, d.ID, entity); err != nil {
 		return "", err
 	}
 	return d.ID, t.putDelivery(env, d)
@@ -185,7 +186,6 @@ type DeliveryTask struct {
 	DeliveryID   string
 	EventID      string
 	EventType    string
-	EntityKey    string // destination, entity type and id: first attempts keep this order
 	Destination  string
 	URL          string // "" when the destination is no longer configured
 	Secret       string
@@ -194,7 +194,12 @@ type DeliveryTask struct {
 	RoundAttempt int // number of this attempt within the current round
 }
 
-func (t *txn) deliveryTask(j Job) (*DeliveryTask, error) {
+// destination is where a destination's deliveries go now.
+type destination struct{ url, secret string }
+
+// deliveryTask reads what it takes to send the delivery of j. dests caches
+// the destinations read so far in this transaction.
+func (t *txn) deliveryTask(j Job, dests map[string]destination) (*DeliveryTask, error) {
 	d, err := t.getDelivery(j.Env, j.ID)
 	if err != nil {
 		return nil, err
@@ -205,24 +210,29 @@ func (t *txn) deliveryTask(j Job) (*DeliveryTask, error) {
 	}
 	task := &DeliveryTask{
 		DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType,
-		EntityKey:   d.Destination + "|" + d.EntityType + "|" + d.EntityID,
 		Destination: d.Destination, Payload: ev.Payload,
 		Attempt: d.AttemptCount + 1, RoundAttempt: d.AttemptCount - d.RoundStart + 1,
 	}
-	switch d.Destination {
-	case DestCustody:
-		cfg, err := t.webhookConfig(j.Env)
-		if err != nil {
-			return nil, err
+	key := string(j.Env) + "|" + d.Destination
+	dest, ok := dests[key]
+	if !ok {
+		switch d.Destination {
+		case DestCustody:
+			cfg, err := t.webhookConfig(j.Env)
+			if err != nil {
+				return nil, err
+			}
+			dest = destination{cfg.URL, cfg.Secret}
+		case DestKYC:
+			cb, err := t.callback()
+			if err != nil {
+				return nil, err
+			}
+			dest = destination{cb.URL, cb.Secret}
 		}
-		task.URL, task.Secret = cfg.URL, cfg.Secret
-	case DestKYC:
-		cb, err := t.callback()
-		if err != nil {
-			return nil, err
-		}
-		task.URL, task.Secret = cb.URL, cb.Secret
+		dests[key] = dest
 	}
+	task.URL, task.Secret = dest.url, dest.secret
 	return task, nil
 }
 
@@ -280,7 +290,11 @@ func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
 				d.ScheduleKey, d.NextAttemptAt = nil, Time{}
 			}
 		case !current:
+			// A manual retry re-queued the delivery during this attempt,
+			// which belongs to the round before: the new round keeps all
+			// of its attempts.
 			d.LastError = a.ErrorMessage
+			d.RoundStart++
 		case r.RetryAt.IsZero():
 			d.Status, d.LastError = DeliveryDead, a.ErrorMessage
 		default:

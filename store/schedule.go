@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Job kinds: the durable schedule holds webhook deliveries and the sandbox
@@ -20,12 +18,27 @@ const (
 
 // Job is one due item of the schedule.
 type Job struct {
-	Key      []byte // schedule key: due time | sequence
-	Kind     string
-	Env      Env
-	ID       string
-	Due      time.Time
-	Delivery *DeliveryTask // set for JobDelivery
+	Key  []byte // schedule key: due time | sequence
+	Kind string
+	Env  Env
+	ID   string
+	Due  time.Time
+	// Entity is set on a delivery's first attempt: destination, entity type
+	// and entity id. First attempts of one entity go out in event order.
+	Entity   string
+	Delivery *DeliveryTask // set for JobDelivery; nil when it cannot be sent
+
+	claim string // the entry's own claim bytes, kept for unreadable entries
+}
+
+// Claim names the work a job does, whatever its schedule key: two jobs with
+// the same Claim must never run at the same time. It is the schedule
+// entry's "kind|env|id", the bytes Due hands to its skip function.
+func (j Job) Claim() string {
+	if j.claim != "" {
+		return j.claim
+	}
+	return j.Kind + "|" + string(j.Env) + "|" + j.ID
 }
 
 // scheduleKey is the due time in Unix nanoseconds then a sequence, both
@@ -39,13 +52,23 @@ func scheduleDue(key []byte) time.Time { return time.Unix(0, int64(btoi(key[:8])
 
 // schedule adds a job due at due and returns its key.
 func (t *txn) schedule(due time.Time, kind string, env Env, id string) ([]byte, error) {
+	return t.scheduleEntity(due, kind, env, id, "")
+}
+
+// scheduleEntity is schedule for a delivery's first attempt: entity orders
+// it after earlier first attempts of the same entity.
+func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity string) ([]byte, error) {
 	b := t.Bucket(bucketSchedule)
 	seq, err := b.NextSequence()
 	if err != nil {
 		return nil, err
 	}
 	key := scheduleKey(due, seq)
-	if err := b.Put(key, []byte(kind+"|"+string(env)+"|"+id)); err != nil {
+	v := kind + "|" + string(env) + "|" + id
+	if entity != "" {
+		v += "\n" + entity
+	}
+	if err := b.Put(key, []byte(v)); err != nil {
 		return nil, err
 	}
 	t.woken = true
@@ -60,39 +83,77 @@ func (t *txn) unschedule(key []byte) error {
 	return t.Bucket(bucketSchedule).Delete(key)
 }
 
+// parseJob reads a schedule entry: "kind|env|id", then "\n" and the entity
+// of a first attempt.
 func parseJob(k, v []byte) (Job, error) {
-	parts := strings.SplitN(string(v), "|", 3)
-	if len(parts) != 3 || len(k) != 16 {
-		return Job{}, fmt.Errorf("bad schedule entry %x", k)
+	if len(k) != 16 {
+		return Job{}, fmt.Errorf("bad schedule key %x", k)
 	}
-	return Job{Key: bytes.Clone(k), Kind: parts[0], Env: Env(parts[1]), ID: parts[2], Due: scheduleDue(k)}, nil
+	j := Job{Key: bytes.Clone(k), Due: scheduleDue(k)}
+	s := string(v)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s, j.Entity = s[:i], s[i+1:]
+	}
+	parts := strings.SplitN(s, "|", 3)
+	if len(parts) != 3 {
+		return j, fmt.Errorf("bad schedule entry %x", k)
+	}
+	j.Kind, j.Env, j.ID = parts[0], Env(parts[1]), parts[2]
+	return j, nil
 }
 
-// Due returns up to limit jobs due at or before now, in due order, skipping
-// those for which skip returns true (work already in flight). Delivery jobs
-// come with what it takes to send them.
-func (s *Store) Due(now time.Time, limit int, skip func(key []byte) bool) ([]Job, error) {
+// Due returns up to limit jobs due at or before now, in due order, and the
+// due time of the next job after now (zero when there is none or the scan
+// stopped at limit). It passes over jobs whose Claim skip reports (work in
+// flight; skip gets the claim's bytes, valid only during the call) and over
+// a delivery's first attempt while an earlier first attempt of the same
+// entity is still scheduled; neither counts towards limit, so blocked work
+// never hides due work behind it, and neither is parsed. Delivery jobs come
+// with what it takes to send them; one that cannot be sent has a nil
+// Delivery and should go to RunJob, which drops it. An unreadable entry is
+// returned with an empty Kind, for RunJob to drop.
+func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]Job, time.Time, error) {
 	var out []Job
-	end := itob(uint64(now.UnixNano()))
+	var next time.Time
+	end := uint64(now.UnixNano())
 	err := s.view(func(t *txn) error {
+		out, next = nil, time.Time{}
+		var entities map[string]bool
+		var dests map[string]destination
 		c := t.Bucket(bucketSchedule).Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
-			if bytes.Compare(k[:8], end) > 0 {
+			if len(k) >= 8 && btoi(k[:8]) > end {
+				next = scheduleDue(k)
 				break
 			}
-			if skip != nil && skip(k) {
+			claim := v
+			if i := bytes.IndexByte(v, '\n'); i >= 0 {
+				claim = v[:i]
+				// Only the earliest first attempt of an entity is due.
+				if entities[string(v[i+1:])] {
+					continue
+				}
+				if entities == nil {
+					entities = map[string]bool{}
+				}
+				entities[string(v[i+1:])] = true
+			}
+			if skip != nil && skip(claim) {
 				continue
 			}
 			j, err := parseJob(k, v)
 			if err != nil {
-				s.log.Warn("schedule: dropping unreadable entry", "key", fmt.Sprintf("%x", k))
+				s.log.Warn("schedule: unreadable entry", "key", fmt.Sprintf("%x", k))
+				out = append(out, Job{Key: bytes.Clone(k), claim: string(claim)})
 				continue
 			}
 			if j.Kind == JobDelivery {
-				task, err := t.deliveryTask(j)
+				if dests == nil {
+					dests = map[string]destination{}
+				}
+				task, err := t.deliveryTask(j, dests)
 				if err != nil {
-					s.log.Warn("schedule: delivery not sendable", "delivery", j.ID, "err", err)
-					continue
+					s.log.Warn("schedule: delivery cannot be sent", "delivery", j.ID, "err", err)
 				}
 				j.Delivery = task
 			}
@@ -100,19 +161,7 @@ func (s *Store) Due(now time.Time, limit int, skip func(key []byte) bool) ([]Job
 		}
 		return nil
 	})
-	return out, err
-}
-
-// NextDue returns the due time of the earliest job, or zero when none.
-func (s *Store) NextDue() (time.Time, error) {
-	var due time.Time
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if k, _ := tx.Bucket(bucketSchedule).Cursor().First(); k != nil {
-			due = scheduleDue(k)
-		}
-		return nil
-	})
-	return due, err
+	return out, next, err
 }
 
 // RunJob does one due simulator job (chain step, sandbox review, session
@@ -134,6 +183,10 @@ func (s *Store) RunJob(j Job) error {
 			return t.runReview(j)
 		case JobExpiry:
 			return t.expireSession(j)
+		case JobDelivery:
+			s.log.Warn("schedule: dropping a delivery job that cannot be sent", "delivery", j.ID)
+		default:
+			s.log.Warn("schedule: dropping an unreadable entry", "key", fmt.Sprintf("%x", j.Key))
 		}
 		return nil
 	})

@@ -61,6 +61,12 @@ func KYCCatalog() []EventType {
 	}
 }
 
+// KnownEventType reports whether name is a type some delivery can carry:
+// a custody or applicant event, or webhook.test.
+func KnownEventType(name string) bool {
+	return name == "webhook.test" || inCatalog(CustodyCatalog(), name) || inCatalog(KYCCatalog(), name)
+}
+
 func inCatalog(cat []EventType, name string) bool {
 	for _, e := range cat {
 		if e.Name == name {
@@ -162,12 +168,11 @@ func (s *Store) CheckWebhookURL(ctx context.Context, field, raw string) error {
 	if u.User != nil {
 		return Invalid(field, "%s must not carry credentials", field)
 	}
-	host := u.Hostname()
-	ips, err := resolve(ctx, host)
-	if err != nil || len(ips) == 0 {
-		return Invalid(field, "the host of %s does not resolve", field)
-	}
-	loopback := true
+	// A host that does not resolve now (an offline appliance, a name not
+	// yet published) is taken as public: the dispatcher checks every
+	// address again when it connects.
+	ips, _ := resolve(ctx, u.Hostname())
+	loopback := len(ips) > 0
 	for _, ip := range ips {
 		switch {
 		case ip.IsLoopback():

@@ -1,0 +1,27 @@
+package store
+
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Enqueue records an event as its own operation, as business methods do
+// inside theirs.
+func (s *Store) Enqueue(env Env, dest, eventType, entityType, entityID string, data any) error {
+	return s.update(func(t *txn) error { return t.enqueue(env, dest, eventType, entityType, entityID, data) })
+}
+
+// Commit runs fn through the group commit.
+func (s *Store) Commit(fn func(*bolt.Tx) error) error { return s.commit.run(fn) }
+
+// Schedule adds a job to the schedule and returns its key.
+func (s *Store) Schedule(due time.Time, kind string, env Env, id, entity string) ([]byte, error) {
+	var key []byte
+	err := s.update(func(t *txn) error {
+		var err error
+		key, err = t.scheduleEntity(due, kind, env, id, entity)
+		return err
+	})
+	return key, err
+}
