@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -80,6 +81,7 @@ func (s *Store) CreateCredential(env Env, role, name string) (Credential, string
 		c.CreatedAt = At(t.now)
 		return t.putCredential(c, "credential.created")
 	})
+	s.creds.invalidate()
 	return c, secret, err
 }
 
@@ -95,6 +97,7 @@ func (s *Store) EnsureCredential(key, secret string, env Env, role, name string)
 	if key == "" || secret == "" {
 		return Invalid("key", "credential key and secret are required")
 	}
+	defer s.creds.invalidate()
 	return s.update(func(t *txn) error {
 		c := Credential{Key: key, Name: name, Environment: env, Role: role, SecretHash: hashSecret(secret), CreatedAt: At(t.now)}
 		if b := t.Bucket(bucketCredentials).Get([]byte(key)); b != nil {
@@ -124,6 +127,7 @@ func (t *txn) putCredential(c Credential, eventType string) error {
 
 // RevokeCredential revokes key. Returns ENOTFOUND for an unknown key.
 func (s *Store) RevokeCredential(key string) error {
+	defer s.creds.invalidate()
 	return s.update(func(t *txn) error {
 		b := t.Bucket(bucketCredentials).Get([]byte(key))
 		if b == nil {
@@ -170,18 +174,7 @@ func (s *Store) Authenticate(key, secret string) (Credential, error) {
 	if key == "" || secret == "" {
 		return Credential{}, unauthorized
 	}
-	var c Credential
-	var found bool
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCredentials).Get([]byte(key))
-		if b == nil {
-			return nil
-		}
-		var err error
-		c, err = unmarshalCredential(b)
-		found = err == nil
-		return err
-	})
+	c, found, err := s.credential(key)
 	if err != nil {
 		return Credential{}, err
 	}
@@ -194,4 +187,79 @@ func (s *Store) Authenticate(key, secret string) (Credential, error) {
 		return Credential{}, unauthorized
 	}
 	return c, nil
+}
+
+// credential returns the stored credential for key, from the cache when it
+// holds it.
+func (s *Store) credential(key string) (Credential, bool, error) {
+	if c, found, ok := s.creds.get(key); ok {
+		return c, found, nil
+	}
+	gen := s.creds.generation()
+	var c Credential
+	var found bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCredentials).Get([]byte(key))
+		if b == nil {
+			return nil
+		}
+		var err error
+		c, err = unmarshalCredential(b)
+		found = err == nil
+		return err
+	})
+	if err == nil {
+		s.creds.put(gen, key, c, found)
+	}
+	return c, found, err
+}
+
+// credentialCache keeps credentials read by Authenticate, so a request does
+// not decode its credential from the db. Every change to a credential
+// invalidates the whole cache; a read that raced with a change is not
+// cached, because its generation is stale.
+type credentialCache struct {
+	mu    sync.RWMutex
+	gen   uint64
+	items map[string]cachedCredential
+}
+
+type cachedCredential struct {
+	c     Credential
+	found bool
+}
+
+// maxCachedCredentials bounds the cache against floods of unknown keys.
+const maxCachedCredentials = 10000
+
+func (cc *credentialCache) get(key string) (Credential, bool, bool) {
+	cc.mu.RLock()
+	defer cc.mu.RUnlock()
+	it, ok := cc.items[key]
+	return it.c, it.found, ok
+}
+
+func (cc *credentialCache) generation() uint64 {
+	cc.mu.RLock()
+	defer cc.mu.RUnlock()
+	return cc.gen
+}
+
+func (cc *credentialCache) put(gen uint64, key string, c Credential, found bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if gen != cc.gen {
+		return
+	}
+	if cc.items == nil || len(cc.items) >= maxCachedCredentials {
+		cc.items = map[string]cachedCredential{}
+	}
+	cc.items[key] = cachedCredential{c: c, found: found}
+}
+
+func (cc *credentialCache) invalidate() {
+	cc.mu.Lock()
+	cc.gen++
+	cc.items = nil
+	cc.mu.Unlock()
 }

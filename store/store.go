@@ -53,6 +53,8 @@ type Store struct {
 
 	mu      sync.Mutex
 	waiters []func() // called after a commit that enqueued work
+
+	creds credentialCache // Authenticate's cache of stored credentials
 }
 
 // Open opens (creating if needed) the db at path and prepares its buckets.

@@ -1,0 +1,60 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/complybox/complybox/store"
+)
+
+func TestAuthenticate(t *testing.T) {
+	s, _ := mustOpen(t)
+	c, secret, err := s.CreateCredential(store.Production, store.RoleAdmin, "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("OK", func(t *testing.T) {
+		got, err := s.Authenticate(c.Key, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Environment != store.Production || got.Role != store.RoleAdmin {
+			t.Errorf("credential %+v", got)
+		}
+	})
+	t.Run("ErrUnauthorized", func(t *testing.T) {
+		for _, tc := range [][2]string{{c.Key, secret + "x"}, {c.Key, ""}, {"", secret}, {"nope", secret}} {
+			if _, err := s.Authenticate(tc[0], tc[1]); store.ErrorCode(err) != store.EUNAUTHORIZED {
+				t.Errorf("Authenticate(%q, %q) = %v, want EUNAUTHORIZED", tc[0], tc[1], err)
+			}
+		}
+	})
+	t.Run("RevokedAfterCached", func(t *testing.T) {
+		if _, err := s.Authenticate(c.Key, secret); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RevokeCredential(c.Key); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Authenticate(c.Key, secret); store.ErrorCode(err) != store.EUNAUTHORIZED {
+			t.Errorf("revoked credential: err %v, want EUNAUTHORIZED", err)
+		}
+	})
+	t.Run("ConfiguredSecretChanges", func(t *testing.T) {
+		if err := s.EnsureCredential("cfg_key", "one", store.Sandbox, "", "cfg"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Authenticate("cfg_key", "one"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.EnsureCredential("cfg_key", "two", store.Sandbox, "", "cfg"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Authenticate("cfg_key", "one"); store.ErrorCode(err) != store.EUNAUTHORIZED {
+			t.Errorf("old secret still accepted: %v", err)
+		}
+		if _, err := s.Authenticate("cfg_key", "two"); err != nil {
+			t.Errorf("new secret refused: %v", err)
+		}
+	})
+}
