@@ -1,0 +1,529 @@
+package store
+
+import (
+	"encoding/json"
+	"math/big"
+	"strings"
+)
+
+// Transaction types.
+const (
+	TxDeposit          = "Deposit"
+	TxWithdrawal       = "Withdrawal"
+	TxInternalTransfer = "InternalTransfer"
+)
+
+// Transaction statuses.
+const (
+	StatusSubmitted        = "Submitted"
+	StatusPendingSignature = "PendingSignature"
+	StatusBroadcasting     = "Broadcasting"
+	StatusConfirming       = "Confirming"
+	StatusCompleted        = "Completed"
+	StatusFailed           = "Failed"
+	StatusCancelled        = "Cancelled"
+)
+
+// TransactionStatuses lists every status in path order.
+func TransactionStatuses() []string {
+	return []string{StatusSubmitted, StatusPendingSignature, StatusBroadcasting, StatusConfirming, StatusCompleted, StatusFailed, StatusCancelled}
+}
+
+// TransactionTypes lists every transaction type.
+func TransactionTypes() []string { return []string{TxDeposit, TxWithdrawal, TxInternalTransfer} }
+
+func terminal(status string) bool {
+	return status == StatusCompleted || status == StatusFailed || status == StatusCancelled
+}
+
+// Transaction is the full record of GET /transactions/{id}: every field of
+// transaction.created plus previousStatus, failureReason, completedAt and
+// updatedAt. Nullable fields are pointers and encode as null.
+type Transaction struct {
+	TransactionID       string  `json:"transactionId"`
+	Type                string  `json:"type"`
+	Status              string  `json:"status"`
+	PreviousStatus      *string `json:"previousStatus"`
+	VaultID             string  `json:"vaultId"`
+	VaultExternalID     *string `json:"vaultExternalId"`
+	VaultName           string  `json:"vaultName"`
+	AssetID             string  `json:"assetId"`
+	AssetSymbol         string  `json:"assetSymbol"`
+	AssetNetwork        string  `json:"assetNetwork"`
+	SourceWalletID      *string `json:"sourceWalletId"`
+	DestinationWalletID *string `json:"destinationWalletId"`
+	Amount              string  `json:"amount"`
+	SourceAddress       string  `json:"sourceAddress"`
+	DestinationAddress  string  `json:"destinationAddress"`
+	DestinationTag      *string `json:"destinationTag"`
+	TxHash              *string `json:"txHash"`
+	NetworkFee          *string `json:"networkFee"`
+	FeeCurrency         *string `json:"feeCurrency"`
+	AmountUSD           *string `json:"amountUSD"`
+	FeeUSD              *string `json:"feeUSD"`
+	Note                *string `json:"note"`
+	FailureReason       *string `json:"failureReason"`
+	CreatedAt           Time    `json:"createdAt"`
+	UpdatedAt           Time    `json:"updatedAt"`
+	CompletedAt         Time    `json:"completedAt"`
+}
+
+// diskTransaction is a transaction with its ledger bookkeeping.
+type diskTransaction struct {
+	Transaction
+	Seq            uint64 `json:"seq"`
+	Debit          string `json:"debit,omitempty"`          // base units reserved from the source wallet: amount + fee
+	Credit         string `json:"credit,omitempty"`         // base units credited on completion
+	CreditWalletID string `json:"creditWalletId,omitempty"` // the wallet credited: deposit target or transfer destination
+	ChainKey       []byte `json:"chainKey,omitempty"`       // schedule key of the pending simulator step
+}
+
+// txCreatedData is the data of transaction.created (seed 001 §6).
+type txCreatedData struct {
+	TransactionID       string  `json:"transactionId"`
+	Type                string  `json:"type"`
+	Status              string  `json:"status"`
+	VaultID             string  `json:"vaultId"`
+	VaultExternalID     *string `json:"vaultExternalId"`
+	VaultName           string  `json:"vaultName"`
+	AssetID             string  `json:"assetId"`
+	AssetSymbol         string  `json:"assetSymbol"`
+	AssetNetwork        string  `json:"assetNetwork"`
+	SourceWalletID      *string `json:"sourceWalletId"`
+	DestinationWalletID *string `json:"destinationWalletId"`
+	Amount              string  `json:"amount"`
+	SourceAddress       string  `json:"sourceAddress"`
+	DestinationAddress  string  `json:"destinationAddress"`
+	DestinationTag      *string `json:"destinationTag"`
+	TxHash              *string `json:"txHash"`
+	NetworkFee          *string `json:"networkFee"`
+	FeeCurrency         *string `json:"feeCurrency"`
+	AmountUSD           *string `json:"amountUSD"`
+	FeeUSD              *string `json:"feeUSD"`
+	Note                *string `json:"note"`
+	CreatedAt           Time    `json:"createdAt"`
+}
+
+// txStatusData is the data of transaction.status.updated (seed 001 §6).
+type txStatusData struct {
+	TransactionID   string  `json:"transactionId"`
+	Type            string  `json:"type"`
+	Status          string  `json:"status"`
+	PreviousStatus  *string `json:"previousStatus"`
+	VaultID         string  `json:"vaultId"`
+	VaultExternalID *string `json:"vaultExternalId"`
+	VaultName       string  `json:"vaultName"`
+	AssetID         string  `json:"assetId"`
+	AssetSymbol     string  `json:"assetSymbol"`
+	AssetNetwork    string  `json:"assetNetwork"`
+	SourceWalletID  *string `json:"sourceWalletId"`
+	Amount          string  `json:"amount"`
+	SourceAddress   string  `json:"sourceAddress"`
+	DestinationAddr string  `json:"destinationAddress"`
+	TxHash          *string `json:"txHash"`
+	NetworkFee      *string `json:"networkFee"`
+	FeeCurrency     *string `json:"feeCurrency"`
+	AmountUSD       *string `json:"amountUSD"`
+	FeeUSD          *string `json:"feeUSD"`
+	FailureReason   *string `json:"failureReason"`
+	CompletedAt     Time    `json:"completedAt"`
+}
+
+func (x Transaction) createdData() txCreatedData {
+	return txCreatedData{
+		TransactionID: x.TransactionID, Type: x.Type, Status: x.Status, VaultID: x.VaultID,
+		VaultExternalID: x.VaultExternalID, VaultName: x.VaultName, AssetID: x.AssetID,
+		AssetSymbol: x.AssetSymbol, AssetNetwork: x.AssetNetwork, SourceWalletID: x.SourceWalletID,
+		DestinationWalletID: x.DestinationWalletID, Amount: x.Amount, SourceAddress: x.SourceAddress,
+		DestinationAddress: x.DestinationAddress, DestinationTag: x.DestinationTag, TxHash: x.TxHash,
+		NetworkFee: x.NetworkFee, FeeCurrency: x.FeeCurrency, AmountUSD: x.AmountUSD, FeeUSD: x.FeeUSD,
+		Note: x.Note, CreatedAt: x.CreatedAt,
+	}
+}
+
+func (x Transaction) statusData() txStatusData {
+	return txStatusData{
+		TransactionID: x.TransactionID, Type: x.Type, Status: x.Status, PreviousStatus: x.PreviousStatus,
+		VaultID: x.VaultID, VaultExternalID: x.VaultExternalID, VaultName: x.VaultName, AssetID: x.AssetID,
+		AssetSymbol: x.AssetSymbol, AssetNetwork: x.AssetNetwork, SourceWalletID: x.SourceWalletID,
+		Amount: x.Amount, SourceAddress: x.SourceAddress, DestinationAddr: x.DestinationAddress,
+		TxHash: x.TxHash, NetworkFee: x.NetworkFee, FeeCurrency: x.FeeCurrency, AmountUSD: x.AmountUSD,
+		FeeUSD: x.FeeUSD, FailureReason: x.FailureReason, CompletedAt: x.CompletedAt,
+	}
+}
+
+func (t *txn) transaction(env Env, id string) (diskTransaction, error) {
+	var x diskTransaction
+	b := t.env(env, "transactions").Get([]byte(id))
+	if b == nil {
+		return x, NotFound("transaction", id)
+	}
+	return x, json.Unmarshal(b, &x)
+}
+
+func (t *txn) putTransaction(env Env, x diskTransaction) error {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return err
+	}
+	return t.env(env, "transactions").Put([]byte(x.TransactionID), b)
+}
+
+// TransactionInput is the body of POST /transactions.
+type TransactionInput struct {
+	Type                *string `json:"type"`
+	SourceWalletID      *string `json:"sourceWalletId"`
+	DestinationWalletID *string `json:"destinationWalletId"`
+	DestinationAddress  *string `json:"destinationAddress"`
+	DestinationTag      *string `json:"destinationTag"`
+	Amount              *string `json:"amount"`
+	Note                *string `json:"note"`
+}
+
+func (in TransactionInput) validate() error {
+	switch {
+	case in.Type == nil:
+		return Invalid("type", "type is required: Withdrawal or InternalTransfer")
+	case *in.Type == TxDeposit:
+		return Invalid("type", "deposits are detected, not submitted; in the sandbox use POST /sandbox/deposits")
+	case *in.Type != TxWithdrawal && *in.Type != TxInternalTransfer:
+		return Invalid("type", "type must be Withdrawal or InternalTransfer, not %q", *in.Type)
+	case in.SourceWalletID == nil || *in.SourceWalletID == "":
+		return Invalid("sourceWalletId", "sourceWalletId is required")
+	case in.Amount == nil:
+		return Invalid("amount", "amount is required")
+	}
+	if *in.Type == TxWithdrawal {
+		if in.DestinationWalletID != nil {
+			return Invalid("destinationWalletId", "a Withdrawal goes to destinationAddress; use InternalTransfer to move funds to a wallet")
+		}
+		if in.DestinationAddress == nil || *in.DestinationAddress == "" {
+			return Invalid("destinationAddress", "destinationAddress is required for a Withdrawal")
+		}
+		if err := checkAddress("destinationAddress", *in.DestinationAddress); err != nil {
+			return err
+		}
+	} else {
+		if in.DestinationAddress != nil {
+			return Invalid("destinationAddress", "an InternalTransfer goes to destinationWalletId, not to an address")
+		}
+		if in.DestinationWalletID == nil || *in.DestinationWalletID == "" {
+			return Invalid("destinationWalletId", "destinationWalletId is required for an InternalTransfer")
+		}
+		if *in.DestinationWalletID == *in.SourceWalletID {
+			return Invalid("destinationWalletId", "destinationWalletId must differ from sourceWalletId")
+		}
+		if in.DestinationTag != nil {
+			return Invalid("destinationTag", "an InternalTransfer uses the destination wallet's own deposit tag")
+		}
+	}
+	if in.DestinationTag != nil {
+		if err := checkTag("destinationTag", *in.DestinationTag); err != nil {
+			return err
+		}
+	}
+	if in.Note != nil {
+		return checkText("note", *in.Note, 1000)
+	}
+	return nil
+}
+
+// checkAddress accepts any plausible on-chain address: 1 to 128 printable
+// characters without spaces. Networks differ too much to check more.
+func checkAddress(field, s string) error {
+	if s == "" || len(s) > 128 {
+		return Invalid(field, "%s must be 1 to 128 characters", field)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return Invalid(field, "%s must not contain spaces or non-ASCII characters", field)
+		}
+	}
+	return nil
+}
+
+// checkTag accepts a memo or destination tag of 1 to 64 printable characters.
+func checkTag(field, s string) error {
+	if s == "" {
+		return Invalid(field, "%s must not be empty; omit it instead", field)
+	}
+	return checkText(field, s, 64)
+}
+
+// DepositInput is the body of POST /sandbox/deposits.
+type DepositInput struct {
+	WalletID      *string `json:"walletId"`
+	Amount        *string `json:"amount"`
+	SourceAddress *string `json:"sourceAddress"`
+}
+
+func (in DepositInput) validate() error {
+	switch {
+	case in.WalletID == nil || *in.WalletID == "":
+		return Invalid("walletId", "walletId is required")
+	case in.Amount == nil:
+		return Invalid("amount", "amount is required")
+	case in.SourceAddress != nil:
+		return checkAddress("sourceAddress", *in.SourceAddress)
+	}
+	return nil
+}
+
+func strp(s string) *string { return &s }
+
+// newTransaction fills the fields every type shares from the wallet whose
+// vault owns the transaction.
+func (t *txn) newTransaction(env Env, typ string, w diskWallet, a Asset, amount *big.Int) (diskTransaction, error) {
+	v, err := t.vault(env, w.VaultID)
+	if err != nil {
+		return diskTransaction{}, err
+	}
+	x := diskTransaction{Transaction: Transaction{
+		TransactionID: newID(), Type: typ, Status: StatusSubmitted,
+		VaultID: v.VaultID, VaultExternalID: v.ExternalID, VaultName: v.Name,
+		AssetID: a.ID, AssetSymbol: a.Symbol, AssetNetwork: a.Network,
+		Amount: FormatUnits(amount, a.Decimals), CreatedAt: At(t.now), UpdatedAt: At(t.now),
+	}}
+	x.Seq, err = index(t.env(env, "transactions_idx"), x.TransactionID)
+	return x, err
+}
+
+// priceUSD sets amountUSD and feeUSD from the prices in force.
+func (x *diskTransaction) priceUSD(a Asset) {
+	amount, err := ParseUnits("amount", x.Amount, a.Decimals)
+	if err != nil {
+		return
+	}
+	x.AmountUSD = usdValue(amount, a.Decimals, a.USDPrice)
+	x.FeeUSD = nil
+	if x.NetworkFee != nil {
+		if fee, err := ParseUnits("networkFee", *x.NetworkFee, a.Decimals); err == nil {
+			x.FeeUSD = usdValue(fee, a.Decimals, a.USDPrice)
+		}
+	}
+}
+
+// CreateTransaction submits a Withdrawal or an InternalTransfer, reserving
+// amount plus fee from the source wallet's available balance, and emits
+// transaction.created and balance.updated. With an Idempotency-Key seen
+// before with the same body it returns the first transaction. Returns
+// EINVALID for a bad body, ENOTFOUND wallet_not_found, ECONFLICT
+// insufficient_funds and EIDEMPOTENCY for a key reused with another body.
+func (s *Store) CreateTransaction(env Env, in TransactionInput, idem Idem) (Transaction, error) {
+	if err := in.validate(); err != nil {
+		return Transaction{}, err
+	}
+	var out Transaction
+	err := s.update(func(t *txn) error {
+		if ok, err := t.replay(env, "POST /transactions", idem, &out); ok || err != nil {
+			return err
+		}
+		src, err := t.wallet(env, *in.SourceWalletID)
+		if err != nil {
+			return err
+		}
+		a, err := t.asset(env, src.AssetID)
+		if err != nil {
+			return err
+		}
+		amount, err := ParseAmount("amount", *in.Amount, a.Decimals)
+		if err != nil {
+			return err
+		}
+		var dst diskWallet
+		if *in.Type == TxInternalTransfer {
+			if dst, err = t.wallet(env, *in.DestinationWalletID); err != nil {
+				return err
+			}
+			if dst.AssetID != src.AssetID {
+				return Invalid("destinationWalletId", "the destination wallet holds another asset than the source wallet")
+			}
+		} else if in.DestinationTag != nil && !a.NeedsMemo {
+			return Invalid("destinationTag", "%s needs no destination tag", a.Symbol)
+		}
+		debit := new(big.Int).Set(amount)
+		x, err := t.newTransaction(env, *in.Type, src, a, amount)
+		if err != nil {
+			return err
+		}
+		x.SourceWalletID, x.SourceAddress, x.Note = &src.WalletID, src.DepositAddress, in.Note
+		if *in.Type == TxWithdrawal {
+			x.DestinationAddress, x.DestinationTag = *in.DestinationAddress, in.DestinationTag
+			if a.NetworkFee != "" {
+				fee, err := ParseUnits("networkFee", a.NetworkFee, a.Decimals)
+				if err != nil {
+					return Errorf(EINTERNAL, "internal_error", "asset %s has a bad networkFee: %v", a.Symbol, err)
+				}
+				debit.Add(debit, fee)
+				x.NetworkFee, x.FeeCurrency = strp(FormatUnits(fee, a.Decimals)), strp(a.Symbol)
+			}
+		} else {
+			x.DestinationWalletID, x.DestinationAddress, x.DestinationTag = &dst.WalletID, dst.DepositAddress, dst.DepositTag
+			x.Credit, x.CreditWalletID = amount.String(), dst.WalletID
+		}
+		x.Debit = debit.String()
+		x.priceUSD(a)
+
+		from, err := t.ledgerOf(env, src)
+		if err != nil {
+			return err
+		}
+		if debit.Cmp(from.available) > 0 {
+			return Conflict("insufficient_funds", "amount plus fee is %s %s but only %s %s is available",
+				FormatUnits(debit, a.Decimals), a.Symbol, FormatUnits(from.available, a.Decimals), a.Symbol)
+		}
+		if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, x.createdData()); err != nil {
+			return err
+		}
+		if err := t.change(env, from, nil, new(big.Int).Neg(debit), nil); err != nil {
+			return err
+		}
+		if x.CreditWalletID != "" {
+			to, err := t.ledgerOf(env, dst)
+			if err != nil {
+				return err
+			}
+			if err := t.change(env, to, nil, nil, amount); err != nil {
+				return err
+			}
+		}
+		if err := t.scheduleStep(env, &x); err != nil {
+			return err
+		}
+		if err := t.putTransaction(env, x); err != nil {
+			return err
+		}
+		out = x.Transaction
+		return t.remember(env, "POST /transactions", idem, out)
+	})
+	return out, err
+}
+
+// CreateDeposit simulates the detection of an inbound deposit to a wallet
+// (sandbox only: the server checks the environment). The amount is pending
+// until the deposit completes. With an Idempotency-Key seen before with the
+// same body it returns the first deposit. Returns EINVALID for a bad body,
+// ENOTFOUND wallet_not_found and EIDEMPOTENCY.
+func (s *Store) CreateDeposit(env Env, in DepositInput, idem Idem) (Transaction, error) {
+	if err := in.validate(); err != nil {
+		return Transaction{}, err
+	}
+	var out Transaction
+	err := s.update(func(t *txn) error {
+		if ok, err := t.replay(env, "POST /sandbox/deposits", idem, &out); ok || err != nil {
+			return err
+		}
+		w, err := t.wallet(env, *in.WalletID)
+		if err != nil {
+			return err
+		}
+		a, err := t.asset(env, w.AssetID)
+		if err != nil {
+			return err
+		}
+		amount, err := ParseAmount("amount", *in.Amount, a.Decimals)
+		if err != nil {
+			return err
+		}
+		x, err := t.newTransaction(env, TxDeposit, w, a, amount)
+		if err != nil {
+			return err
+		}
+		x.SourceAddress = newAddress(a.Network)
+		if in.SourceAddress != nil {
+			x.SourceAddress = *in.SourceAddress
+		}
+		x.DestinationAddress, x.DestinationTag = w.DepositAddress, w.DepositTag
+		x.TxHash = strp(newTxHash(a.Network)) // detected on chain: the hash is known
+		x.Credit, x.CreditWalletID = amount.String(), w.WalletID
+		x.priceUSD(a)
+		if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, x.createdData()); err != nil {
+			return err
+		}
+		to, err := t.ledgerOf(env, w)
+		if err != nil {
+			return err
+		}
+		if err := t.change(env, to, nil, nil, amount); err != nil {
+			return err
+		}
+		if err := t.scheduleStep(env, &x); err != nil {
+			return err
+		}
+		if err := t.putTransaction(env, x); err != nil {
+			return err
+		}
+		out = x.Transaction
+		return t.remember(env, "POST /sandbox/deposits", idem, out)
+	})
+	return out, err
+}
+
+// Transaction returns a transaction. Returns ENOTFOUND transaction_not_found.
+func (s *Store) Transaction(env Env, id string) (Transaction, error) {
+	var out Transaction
+	err := s.view(func(t *txn) error {
+		x, err := t.transaction(env, id)
+		out = x.Transaction
+		return err
+	})
+	return out, err
+}
+
+// TransactionFilter selects transactions; empty fields match everything.
+type TransactionFilter struct {
+	VaultID  string
+	Status   string
+	Type     string
+	WalletID string // source or destination (the credited wallet of a deposit too)
+}
+
+// Validate returns EINVALID naming status or type when either is unknown.
+func (f TransactionFilter) Validate() error {
+	if f.Status != "" && !contains(TransactionStatuses(), f.Status) {
+		return Invalid("status", "status must be one of %s", strings.Join(TransactionStatuses(), ", "))
+	}
+	if f.Type != "" && !contains(TransactionTypes(), f.Type) {
+		return Invalid("type", "type must be one of %s", strings.Join(TransactionTypes(), ", "))
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (f TransactionFilter) match(x diskTransaction) bool {
+	return (f.VaultID == "" || x.VaultID == f.VaultID) &&
+		(f.Status == "" || x.Status == f.Status) &&
+		(f.Type == "" || x.Type == f.Type) &&
+		(f.WalletID == "" || (x.SourceWalletID != nil && *x.SourceWalletID == f.WalletID) || x.CreditWalletID == f.WalletID)
+}
+
+// Transactions lists transactions newest first. Returns EINVALID for a bad
+// filter or cursor.
+func (s *Store) Transactions(env Env, f TransactionFilter, p Page) ([]Transaction, *string, error) {
+	if err := f.Validate(); err != nil {
+		return nil, nil, err
+	}
+	out := []Transaction{}
+	var next *string
+	err := s.view(func(t *txn) error {
+		var err error
+		next, err = scanIndex(t.env(env, "transactions_idx"), p, func(id []byte) (bool, error) {
+			x, err := t.transaction(env, string(id))
+			if err != nil || !f.match(x) {
+				return false, err
+			}
+			out = append(out, x.Transaction)
+			return true, nil
+		})
+		return err
+	})
+	return out, next, err
+}
