@@ -57,7 +57,7 @@ func (t *txn) move(env Env, x diskTransaction, status, reason string) (Transacti
 	case StatusCancelled:
 		ok = x.Status == StatusSubmitted || x.Status == StatusPendingSignature
 	default:
-		ok = status == nextStatus(x.Transaction)
+		ok = status != "" && status == nextStatus(x.Transaction)
 	}
 	if !ok {
 		if terminal(x.Status) {
