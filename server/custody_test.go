@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"sync"
 	"testing"
@@ -254,6 +255,11 @@ func TestAmountsAreExact(t *testing.T) {
 		t.Errorf("USDC available %q, want 98.499999", b.Available)
 	}
 
+	// USD values are exact, rounded half up to cents: 0.025 XRP at 0.6 is 0.015.
+	xrp := in.wallet(v, "XRP")
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": xrp.WalletID, "amount": "0.025"}).json(t, &x)
+	fields(t, "XRP deposit", x, map[string]any{"amount": "0.025", "amountUSD": "0.02"})
+
 	for _, c := range []struct {
 		name   string
 		wallet string
@@ -495,4 +501,159 @@ func TestEnvironmentsArePartitioned(t *testing.T) {
 	in.expect(404, "POST", "/transactions/"+id.TransactionID+"/cancel", nil, prod...)
 	in.expect(403, "POST", "/transactions/"+id.TransactionID+"/advance", nil, prod...)
 	in.expect(403, "POST", "/transactions/"+id.TransactionID+"/fail", nil, prod...)
+}
+
+func TestSimulatorContinuesAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "complybox.db")
+	clock := store.NewManualClock(testStart)
+	in := start(t, func(o *options) { o.path, o.clock = path, clock })
+	v := in.vault("a")
+	w := in.wallet(v, "BTC")
+	var x struct{ TransactionID string }
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "0.5"}).json(t, &x)
+	in.step(x.TransactionID, "Confirming")
+	in.stop()
+
+	in = start(t, func(o *options) { o.path, o.clock = path, clock })
+	in.step(x.TransactionID, "Completed")
+	if b := in.balance(w.WalletID); b.Total != "0.5" {
+		t.Errorf("balance %+v after the restarted simulator completed the deposit", b)
+	}
+	var assets struct{ Items []struct{ ID, Symbol string } }
+	in.expect(200, "GET", "/assets", nil).json(t, &assets)
+	for _, a := range assets.Items {
+		if a.Symbol == "BTC" && a.ID != w.AssetID {
+			t.Errorf("BTC asset id %s changed across a restart (was %s)", a.ID, w.AssetID)
+		}
+	}
+}
+
+func TestManualMoveReplacesThePendingStep(t *testing.T) {
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	secret := in.configureWebhook(rc, "transaction.status.updated")
+	v := in.vault("a")
+	w := in.wallet(v, "ETH")
+	var x struct{ TransactionID string }
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "2"}).json(t, &x)
+	in.advance(stepDelay - time.Second)
+	in.expect(200, "POST", "/transactions/"+x.TransactionID+"/advance", nil) // Confirming at 05:00:02
+	if e := verified(t, secret, rc.next(t)); e.Data["status"] != "Confirming" {
+		t.Fatalf("status %v, want Confirming", e.Data["status"])
+	}
+	in.advance(time.Second) // 05:00:03, when the replaced step was due: nothing moves
+	rc.none(t, 200*time.Millisecond)
+	in.advance(stepDelay - time.Second) // 05:00:05: the rescheduled step
+	e := verified(t, secret, rc.next(t))
+	if e.Data["status"] != "Completed" || e.Data["completedAt"] != "2026-11-21T05:00:05.000Z" {
+		t.Errorf("status %v at %v: want Completed at 05:00:05", e.Data["status"], e.Data["completedAt"])
+	}
+}
+
+func TestCustodyListsAndValidation(t *testing.T) {
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	var vaults []string
+	for i := range 5 {
+		vaults = append(vaults, in.vault(string(rune('a'+i))))
+	}
+	var page struct {
+		Items      []struct{ VaultID string }
+		NextCursor *string
+	}
+	in.expect(200, "GET", "/vaults?limit=3", nil).json(t, &page)
+	if len(page.Items) != 3 || page.Items[0].VaultID != vaults[4] || page.NextCursor == nil {
+		t.Fatalf("first page %+v: want the 3 newest and a cursor", page)
+	}
+	in.expect(200, "GET", "/vaults?limit=3&cursor="+*page.NextCursor, nil).json(t, &page)
+	if len(page.Items) != 2 || page.Items[1].VaultID != vaults[0] || page.NextCursor != nil {
+		t.Fatalf("second page %+v", page)
+	}
+	in.expect(400, "GET", "/vaults?limit=0", nil)
+	in.expect(400, "GET", "/vaults?cursor=nonsense!", nil)
+
+	eth, sol := in.wallet(vaults[0], "ETH"), in.wallet(vaults[0], "sol")
+	other := in.wallet(vaults[1], "ETH")
+	var wl struct{ Items []wallet }
+	in.expect(200, "GET", "/vaults/"+vaults[0]+"/wallets", nil).json(t, &wl)
+	if len(wl.Items) != 2 || wl.Items[0].WalletID != sol.WalletID || wl.Items[1].WalletID != eth.WalletID {
+		t.Errorf("wallets of the vault %+v", wl.Items)
+	}
+	in.expect(404, "GET", "/vaults/nope/wallets", nil)
+	if !regexp.MustCompile(`^0x[0-9a-f]{40}$`).MatchString(eth.DepositAddress) || eth.DepositAddress == other.DepositAddress {
+		t.Errorf("ETH deposit addresses %q, %q", eth.DepositAddress, other.DepositAddress)
+	}
+	if !regexp.MustCompile(`^[1-9A-HJ-NP-Za-km-z]{32,44}$`).MatchString(sol.DepositAddress) || sol.DepositTag != nil {
+		t.Errorf("SOL deposit address %q tag %v", sol.DepositAddress, sol.DepositTag)
+	}
+	if btc := in.wallet(vaults[2], "BTC"); !regexp.MustCompile(`^bc1q[02-9ac-hj-np-z]{38}$`).MatchString(btc.DepositAddress) {
+		t.Errorf("BTC deposit address %q", btc.DepositAddress)
+	}
+	if xrp := in.wallet(vaults[2], "XRP"); !regexp.MustCompile(`^r[1-9A-HJ-NP-Za-km-z]{24,34}$`).MatchString(xrp.DepositAddress) {
+		t.Errorf("XRP deposit address %q", xrp.DepositAddress)
+	}
+	in.fund(eth.WalletID, "3")
+	in.fund(other.WalletID, "1")
+	var d struct{ TransactionID string }
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": eth.WalletID, "amount": "1"}).json(t, &d)
+
+	var txs struct {
+		Items []struct{ TransactionID, Status, VaultID string }
+	}
+	in.expect(200, "GET", "/transactions?vaultId="+vaults[0], nil).json(t, &txs)
+	if len(txs.Items) != 2 || txs.Items[0].TransactionID != d.TransactionID {
+		t.Errorf("transactions of vault a %+v: want 2, newest first", txs.Items)
+	}
+	in.expect(200, "GET", "/transactions?status=Completed", nil).json(t, &txs)
+	if len(txs.Items) != 2 {
+		t.Errorf("completed transactions %+v: want the two funding deposits", txs.Items)
+	}
+	in.expect(200, "GET", "/transactions?status=Submitted&vaultId="+vaults[0], nil).json(t, &txs)
+	if len(txs.Items) != 1 || txs.Items[0].TransactionID != d.TransactionID {
+		t.Errorf("submitted transactions of vault a %+v", txs.Items)
+	}
+
+	for _, c := range []struct {
+		method, path string
+		body         any
+		field        string
+	}{
+		{"GET", "/transactions?status=Done", nil, "status"},
+		{"GET", "/transactions?status=completed", nil, "status"},
+		{"POST", "/vaults", map[string]any{"externalId": "x"}, "name"},
+		{"POST", "/vaults", map[string]any{"name": 5}, "name"},
+		{"POST", "/vaults", `{"name":`, ""},
+		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{}, "assetId"},
+		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{"assetSymbol": "DOGE"}, "assetSymbol"},
+		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{"assetId": "nope"}, "assetId"},
+		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{"assetId": eth.AssetID, "assetSymbol": "BTC"}, "assetSymbol"},
+		{"POST", "/transactions", map[string]any{"sourceWalletId": eth.WalletID, "amount": "1"}, "type"},
+		{"POST", "/transactions", map[string]any{"type": "Deposit", "sourceWalletId": eth.WalletID, "amount": "1"}, "type"},
+		{"POST", "/transactions", map[string]any{"type": "withdrawal", "sourceWalletId": eth.WalletID, "amount": "1"}, "type"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "amount": "1", "destinationAddress": "0x1"}, "sourceWalletId"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "destinationAddress": "0x1"}, "amount"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "amount": "1"}, "destinationAddress"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "amount": "1", "destinationAddress": "0x 1"}, "destinationAddress"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "amount": "1", "destinationAddress": "0x1", "destinationTag": "7"}, "destinationTag"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "amount": 1, "destinationAddress": "0x1"}, "amount"},
+		{"POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": eth.WalletID, "amount": "1"}, "destinationWalletId"},
+		{"POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": eth.WalletID, "destinationWalletId": eth.WalletID, "amount": "1"}, "destinationWalletId"},
+		{"POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": eth.WalletID, "destinationWalletId": sol.WalletID, "amount": "1"}, "destinationWalletId"},
+		{"POST", "/sandbox/deposits", map[string]any{"amount": "1"}, "walletId"},
+		{"POST", "/sandbox/deposits", map[string]any{"walletId": eth.WalletID, "amount": "1", "sourceAddress": ""}, "sourceAddress"},
+	} {
+		r := in.expect(400, c.method, c.path, c.body)
+		if f, _ := r.m(t)["error"].(map[string]any)["field"].(string); f != c.field {
+			t.Errorf("%s %s %v: field %q, want %q; body %s", c.method, c.path, c.body, f, c.field, r.Body)
+		}
+	}
+	for _, path := range []string{"/vaults/nope", "/wallets/nope", "/wallets/nope/balance", "/transactions/nope",
+		"/vaults/00000000-0000-4000-8000-000000000000", "/transactions/" + eth.WalletID} {
+		in.expect(404, "GET", path, nil)
+	}
+	r := in.expect(404, "POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": eth.WalletID,
+		"destinationWalletId": "00000000-0000-4000-8000-000000000000", "amount": "1"})
+	if code := r.m(t)["error"].(map[string]any)["code"]; code != "wallet_not_found" {
+		t.Errorf("code %v, want wallet_not_found", code)
+	}
+	in.expect(404, "POST", "/vaults/nope/wallets", map[string]any{"assetSymbol": "ETH"})
 }
