@@ -198,6 +198,7 @@ func envBuckets() []string {
 		"addresses",        // deposit address -> wallet id
 		"transactions",     // transaction id -> transaction
 		"transactions_idx", // seq -> transaction id
+		"tx_ledger",        // transaction id -> its ledger bookkeeping
 		"balances",         // wallet id -> balance
 		"levels",           // level name -> level
 		"applicants",       // externalUserId -> applicant

@@ -68,10 +68,15 @@ type Transaction struct {
 	CompletedAt         Time    `json:"completedAt"`
 }
 
-// diskTransaction is a transaction with its ledger bookkeeping.
+// diskTransaction is a transaction with its ledger bookkeeping. The record
+// is stored as the exact bytes GET /transactions/{id} answers; the
+// bookkeeping lives beside it in tx_ledger.
 type diskTransaction struct {
 	Transaction
-	Seq            uint64 `json:"seq"`
+	txLedger
+}
+
+type txLedger struct {
 	Debit          string `json:"debit,omitempty"`          // base units reserved from the source wallet: amount + fee
 	Credit         string `json:"credit,omitempty"`         // base units credited on completion
 	CreditWalletID string `json:"creditWalletId,omitempty"` // the wallet credited: deposit target or transfer destination
@@ -158,15 +163,27 @@ func (t *txn) transaction(env Env, id string) (diskTransaction, error) {
 	if b == nil {
 		return x, NotFound("transaction", id)
 	}
-	return x, json.Unmarshal(b, &x)
+	if err := json.Unmarshal(b, &x.Transaction); err != nil {
+		return x, err
+	}
+	if l := t.env(env, "tx_ledger").Get([]byte(id)); l != nil {
+		return x, json.Unmarshal(l, &x.txLedger)
+	}
+	return x, nil
 }
 
 func (t *txn) putTransaction(env Env, x diskTransaction) error {
-	b, err := json.Marshal(x)
+	b, err := json.Marshal(x.Transaction)
 	if err != nil {
 		return err
 	}
-	return t.env(env, "transactions").Put([]byte(x.TransactionID), b)
+	if err := t.env(env, "transactions").Put([]byte(x.TransactionID), b); err != nil {
+		return err
+	}
+	if b, err = json.Marshal(x.txLedger); err != nil {
+		return err
+	}
+	return t.env(env, "tx_ledger").Put([]byte(x.TransactionID), b)
 }
 
 // TransactionInput is the body of POST /transactions.
@@ -284,7 +301,7 @@ func (t *txn) newTransaction(env Env, typ string, w diskWallet, a Asset, amount 
 		AssetID: a.ID, AssetSymbol: a.Symbol, AssetNetwork: a.Network,
 		Amount: FormatUnits(amount, a.Decimals), CreatedAt: At(t.now), UpdatedAt: At(t.now),
 	}}
-	x.Seq, err = index(t.env(env, "transactions_idx"), x.TransactionID)
+	_, err = index(t.env(env, "transactions_idx"), x.TransactionID)
 	return x, err
 }
 
@@ -466,6 +483,21 @@ func (s *Store) Transaction(env Env, id string) (Transaction, error) {
 		x, err := t.transaction(env, id)
 		out = x.Transaction
 		return err
+	})
+	return out, err
+}
+
+// TransactionJSON returns a transaction as the JSON bytes of its record, for
+// readers that pass it on unchanged. Returns ENOTFOUND transaction_not_found.
+func (s *Store) TransactionJSON(env Env, id string) ([]byte, error) {
+	var out []byte
+	err := s.view(func(t *txn) error {
+		b := t.env(env, "transactions").Get([]byte(id))
+		if b == nil {
+			return NotFound("transaction", id)
+		}
+		out = append(make([]byte, 0, len(b)+1), b...)
+		return nil
 	})
 	return out, err
 }
