@@ -289,20 +289,18 @@ func (in DepositInput) validate() error {
 func strp(s string) *string { return &s }
 
 // newTransaction fills the fields every type shares from the wallet whose
-// vault owns the transaction.
+// vault owns the transaction. The id and times are set when it is written.
 func (t *txn) newTransaction(env Env, typ string, w diskWallet, a Asset, amount *big.Int) (diskTransaction, error) {
 	v, err := t.vault(env, w.VaultID)
 	if err != nil {
 		return diskTransaction{}, err
 	}
-	x := diskTransaction{Transaction: Transaction{
-		TransactionID: newID(), Type: typ, Status: StatusSubmitted,
+	return diskTransaction{Transaction: Transaction{
+		Type: typ, Status: StatusSubmitted,
 		VaultID: v.VaultID, VaultExternalID: v.ExternalID, VaultName: v.Name,
 		AssetID: a.ID, AssetSymbol: a.Symbol, AssetNetwork: a.Network,
-		Amount: FormatUnits(amount, a.Decimals), CreatedAt: At(t.now), UpdatedAt: At(t.now),
-	}}
-	_, err = index(t.env(env, "transactions_idx"), x.TransactionID)
-	return x, err
+		Amount: FormatUnits(amount, a.Decimals),
+	}}, nil
 }
 
 // priceUSD sets amountUSD and feeUSD from the prices in force.
@@ -320,6 +318,144 @@ func (x *diskTransaction) priceUSD(a Asset) {
 	}
 }
 
+// draft is a new transaction prepared from records that never change once
+// written (wallets, vaults, assets). It is read before the write
+// transaction, so the serial part of a group commit stays short.
+type draft struct {
+	x      diskTransaction
+	from   *diskWallet // debited: reserved now, paid on completion
+	to     *diskWallet // credited on completion, pending until then
+	debit  *big.Int
+	credit *big.Int
+
+	decimals int // of the asset
+}
+
+// draftTransfer prepares a Withdrawal or an InternalTransfer.
+func (t *txn) draftTransfer(env Env, in TransactionInput) (draft, error) {
+	src, err := t.wallet(env, *in.SourceWalletID)
+	if err != nil {
+		return draft{}, err
+	}
+	a, err := t.asset(env, src.AssetID)
+	if err != nil {
+		return draft{}, err
+	}
+	amount, err := ParseAmount("amount", *in.Amount, a.Decimals)
+	if err != nil {
+		return draft{}, err
+	}
+	d := draft{from: &src, debit: new(big.Int).Set(amount), decimals: a.Decimals}
+	if *in.Type == TxInternalTransfer {
+		dst, err := t.wallet(env, *in.DestinationWalletID)
+		if err != nil {
+			return draft{}, err
+		}
+		if dst.AssetID != src.AssetID {
+			return draft{}, Invalid("destinationWalletId", "the destination wallet holds another asset than the source wallet")
+		}
+		d.to, d.credit = &dst, amount
+	} else if in.DestinationTag != nil && !a.NeedsMemo {
+		return draft{}, Invalid("destinationTag", "%s needs no destination tag", a.Symbol)
+	}
+	if d.x, err = t.newTransaction(env, *in.Type, src, a, amount); err != nil {
+		return draft{}, err
+	}
+	x := &d.x
+	x.SourceWalletID, x.SourceAddress, x.Note = &src.WalletID, src.DepositAddress, in.Note
+	if d.to == nil {
+		x.DestinationAddress, x.DestinationTag = *in.DestinationAddress, in.DestinationTag
+		if a.NetworkFee != "" {
+			fee, err := ParseUnits("networkFee", a.NetworkFee, a.Decimals)
+			if err != nil {
+				return draft{}, Errorf(EINTERNAL, "internal_error", "asset %s has a bad networkFee: %v", a.Symbol, err)
+			}
+			d.debit.Add(d.debit, fee)
+			x.NetworkFee, x.FeeCurrency = strp(FormatUnits(fee, a.Decimals)), strp(a.Symbol)
+		}
+	} else {
+		x.DestinationWalletID, x.DestinationAddress, x.DestinationTag = &d.to.WalletID, d.to.DepositAddress, d.to.DepositTag
+		x.Credit, x.CreditWalletID = d.credit.String(), d.to.WalletID
+	}
+	x.Debit = d.debit.String()
+	x.priceUSD(a)
+	return d, nil
+}
+
+// draftDeposit prepares a deposit.
+func (t *txn) draftDeposit(env Env, in DepositInput) (draft, error) {
+	w, err := t.wallet(env, *in.WalletID)
+	if err != nil {
+		return draft{}, err
+	}
+	a, err := t.asset(env, w.AssetID)
+	if err != nil {
+		return draft{}, err
+	}
+	amount, err := ParseAmount("amount", *in.Amount, a.Decimals)
+	if err != nil {
+		return draft{}, err
+	}
+	d := draft{to: &w, credit: amount, decimals: a.Decimals}
+	if d.x, err = t.newTransaction(env, TxDeposit, w, a, amount); err != nil {
+		return draft{}, err
+	}
+	x := &d.x
+	x.SourceAddress = newAddress(a.Network)
+	if in.SourceAddress != nil {
+		x.SourceAddress = *in.SourceAddress
+	}
+	x.DestinationAddress, x.DestinationTag = w.DepositAddress, w.DepositTag
+	x.TxHash = strp(newTxHash(a.Network)) // detected on chain: the hash is known
+	x.Credit, x.CreditWalletID = amount.String(), w.WalletID
+	x.priceUSD(a)
+	return d, nil
+}
+
+// submit writes a drafted transaction: it reserves the debit (ECONFLICT
+// insufficient_funds when available is short), marks the credit pending,
+// emits transaction.created and balance.updated, and schedules the first
+// simulator step.
+func (t *txn) submit(env Env, d draft) (Transaction, error) {
+	x := d.x // a fresh copy on every run of the operation
+	x.TransactionID, x.CreatedAt, x.UpdatedAt = newID(), At(t.now), At(t.now)
+	var from *ledger
+	if d.from != nil {
+		var err error
+		if from, err = t.ledgerOf(env, *d.from); err != nil {
+			return Transaction{}, err
+		}
+		if d.debit.Cmp(from.available) > 0 {
+			return Transaction{}, Conflict("insufficient_funds", "amount plus fee is %s %s but only %s %s is available",
+				FormatUnits(d.debit, d.decimals), x.AssetSymbol, FormatUnits(from.available, d.decimals), x.AssetSymbol)
+		}
+	}
+	if _, err := index(t.env(env, "transactions_idx"), x.TransactionID); err != nil {
+		return Transaction{}, err
+	}
+	if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, x.createdData()); err != nil {
+		return Transaction{}, err
+	}
+	if from != nil {
+		if err := t.change(env, from, nil, new(big.Int).Neg(d.debit), nil); err != nil {
+			return Transaction{}, err
+		}
+	}
+	if d.to != nil {
+		to, err := t.ledgerOf(env, *d.to)
+		if err != nil {
+			return Transaction{}, err
+		}
+		if err := t.change(env, to, nil, nil, d.credit); err != nil {
+			return Transaction{}, err
+		}
+	}
+	if err := t.scheduleStep(env, &x); err != nil {
+		return Transaction{}, err
+	}
+	return x.Transaction, t.putTransaction(env, x)
+}
+
 // CreateTransaction submits a Withdrawal or an InternalTransfer, reserving
 // amount plus fee from the source wallet's available balance, and emits
 // transaction.created and balance.updated. With an Idempotency-Key seen
@@ -330,90 +466,7 @@ func (s *Store) CreateTransaction(env Env, in TransactionInput, idem Idem) (Tran
 	if err := in.validate(); err != nil {
 		return Transaction{}, err
 	}
-	var out Transaction
-	err := s.update(func(t *txn) error {
-		if ok, err := t.replay(env, "POST /transactions", idem, &out); ok || err != nil {
-			return err
-		}
-		src, err := t.wallet(env, *in.SourceWalletID)
-		if err != nil {
-			return err
-		}
-		a, err := t.asset(env, src.AssetID)
-		if err != nil {
-			return err
-		}
-		amount, err := ParseAmount("amount", *in.Amount, a.Decimals)
-		if err != nil {
-			return err
-		}
-		var dst diskWallet
-		if *in.Type == TxInternalTransfer {
-			if dst, err = t.wallet(env, *in.DestinationWalletID); err != nil {
-				return err
-			}
-			if dst.AssetID != src.AssetID {
-				return Invalid("destinationWalletId", "the destination wallet holds another asset than the source wallet")
-			}
-		} else if in.DestinationTag != nil && !a.NeedsMemo {
-			return Invalid("destinationTag", "%s needs no destination tag", a.Symbol)
-		}
-		debit := new(big.Int).Set(amount)
-		x, err := t.newTransaction(env, *in.Type, src, a, amount)
-		if err != nil {
-			return err
-		}
-		x.SourceWalletID, x.SourceAddress, x.Note = &src.WalletID, src.DepositAddress, in.Note
-		if *in.Type == TxWithdrawal {
-			x.DestinationAddress, x.DestinationTag = *in.DestinationAddress, in.DestinationTag
-			if a.NetworkFee != "" {
-				fee, err := ParseUnits("networkFee", a.NetworkFee, a.Decimals)
-				if err != nil {
-					return Errorf(EINTERNAL, "internal_error", "asset %s has a bad networkFee: %v", a.Symbol, err)
-				}
-				debit.Add(debit, fee)
-				x.NetworkFee, x.FeeCurrency = strp(FormatUnits(fee, a.Decimals)), strp(a.Symbol)
-			}
-		} else {
-			x.DestinationWalletID, x.DestinationAddress, x.DestinationTag = &dst.WalletID, dst.DepositAddress, dst.DepositTag
-			x.Credit, x.CreditWalletID = amount.String(), dst.WalletID
-		}
-		x.Debit = debit.String()
-		x.priceUSD(a)
-
-		from, err := t.ledgerOf(env, src)
-		if err != nil {
-			return err
-		}
-		if debit.Cmp(from.available) > 0 {
-			return Conflict("insufficient_funds", "amount plus fee is %s %s but only %s %s is available",
-				FormatUnits(debit, a.Decimals), a.Symbol, FormatUnits(from.available, a.Decimals), a.Symbol)
-		}
-		if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, x.createdData()); err != nil {
-			return err
-		}
-		if err := t.change(env, from, nil, new(big.Int).Neg(debit), nil); err != nil {
-			return err
-		}
-		if x.CreditWalletID != "" {
-			to, err := t.ledgerOf(env, dst)
-			if err != nil {
-				return err
-			}
-			if err := t.change(env, to, nil, nil, amount); err != nil {
-				return err
-			}
-		}
-		if err := t.scheduleStep(env, &x); err != nil {
-			return err
-		}
-		if err := t.putTransaction(env, x); err != nil {
-			return err
-		}
-		out = x.Transaction
-		return t.remember(env, "POST /transactions", idem, out)
-	})
-	return out, err
+	return s.create(env, "POST /transactions", idem, func(t *txn) (draft, error) { return t.draftTransfer(env, in) })
 }
 
 // CreateDeposit simulates the detection of an inbound deposit to a wallet
@@ -425,53 +478,34 @@ func (s *Store) CreateDeposit(env Env, in DepositInput, idem Idem) (Transaction,
 	if err := in.validate(); err != nil {
 		return Transaction{}, err
 	}
+	return s.create(env, "POST /sandbox/deposits", idem, func(t *txn) (draft, error) { return t.draftDeposit(env, in) })
+}
+
+// create drafts a transaction in a read transaction, then submits it in one
+// business operation, answering an idempotent replay first.
+func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (draft, error)) (Transaction, error) {
+	var d draft
+	var replayed bool
 	var out Transaction
-	err := s.update(func(t *txn) error {
-		if ok, err := t.replay(env, "POST /sandbox/deposits", idem, &out); ok || err != nil {
+	err := s.view(func(t *txn) (err error) {
+		if replayed, err = t.replay(env, scope, idem, &out); replayed || err != nil {
 			return err
 		}
-		w, err := t.wallet(env, *in.WalletID)
-		if err != nil {
+		d, err = prepare(t)
+		return err
+	})
+	if err != nil || replayed {
+		return out, err
+	}
+	err = s.update(func(t *txn) error {
+		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
 			return err
 		}
-		a, err := t.asset(env, w.AssetID)
-		if err != nil {
+		var err error
+		if out, err = t.submit(env, d); err != nil {
 			return err
 		}
-		amount, err := ParseAmount("amount", *in.Amount, a.Decimals)
-		if err != nil {
-			return err
-		}
-		x, err := t.newTransaction(env, TxDeposit, w, a, amount)
-		if err != nil {
-			return err
-		}
-		x.SourceAddress = newAddress(a.Network)
-		if in.SourceAddress != nil {
-			x.SourceAddress = *in.SourceAddress
-		}
-		x.DestinationAddress, x.DestinationTag = w.DepositAddress, w.DepositTag
-		x.TxHash = strp(newTxHash(a.Network)) // detected on chain: the hash is known
-		x.Credit, x.CreditWalletID = amount.String(), w.WalletID
-		x.priceUSD(a)
-		if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, x.createdData()); err != nil {
-			return err
-		}
-		to, err := t.ledgerOf(env, w)
-		if err != nil {
-			return err
-		}
-		if err := t.change(env, to, nil, nil, amount); err != nil {
-			return err
-		}
-		if err := t.scheduleStep(env, &x); err != nil {
-			return err
-		}
-		if err := t.putTransaction(env, x); err != nil {
-			return err
-		}
-		out = x.Transaction
-		return t.remember(env, "POST /sandbox/deposits", idem, out)
+		return t.remember(env, scope, idem, out)
 	})
 	return out, err
 }
