@@ -196,9 +196,8 @@ func envBuckets() []string {
 		"wallets",          // wallet id -> wallet
 		"wallets_idx",      // seq -> wallet id
 		"addresses",        // deposit address -> wallet id
-		"transactions",     // transaction id -> transaction
+		"transactions",     // transaction id -> transaction; id + "/ledger" -> its bookkeeping
 		"transactions_idx", // seq -> transaction id
-		"tx_ledger",        // transaction id -> its ledger bookkeeping
 		"balances",         // wallet id -> balance
 		"levels",           // level name -> level
 		"applicants",       // externalUserId -> applicant

@@ -70,7 +70,7 @@ type Transaction struct {
 
 // diskTransaction is a transaction with its ledger bookkeeping. The record
 // is stored as the exact bytes GET /transactions/{id} answers; the
-// bookkeeping lives beside it in tx_ledger.
+// bookkeeping lives beside it under ledgerKey, on the same page.
 type diskTransaction struct {
 	Transaction
 	txLedger
@@ -160,13 +160,13 @@ func (x Transaction) statusData() txStatusData {
 func (t *txn) transaction(env Env, id string) (diskTransaction, error) {
 	var x diskTransaction
 	b := t.env(env, "transactions").Get([]byte(id))
-	if b == nil {
+	if b == nil || strings.Contains(id, "/") {
 		return x, NotFound("transaction", id)
 	}
 	if err := json.Unmarshal(b, &x.Transaction); err != nil {
 		return x, err
 	}
-	if l := t.env(env, "tx_ledger").Get([]byte(id)); l != nil {
+	if l := t.env(env, "transactions").Get(ledgerKey(id)); l != nil {
 		return x, json.Unmarshal(l, &x.txLedger)
 	}
 	return x, nil
@@ -183,8 +183,12 @@ func (t *txn) putTransaction(env Env, x diskTransaction) error {
 	if b, err = json.Marshal(x.txLedger); err != nil {
 		return err
 	}
-	return t.env(env, "tx_ledger").Put([]byte(x.TransactionID), b)
+	return t.env(env, "transactions").Put(ledgerKey(x.TransactionID), b)
 }
+
+// ledgerKey is the key of a transaction's bookkeeping: the id and a suffix
+// no id has, so it sorts right after the record.
+func ledgerKey(id string) []byte { return []byte(id + "/ledger") }
 
 // TransactionInput is the body of POST /transactions.
 type TransactionInput struct {
@@ -527,7 +531,7 @@ func (s *Store) TransactionJSON(env Env, id string) ([]byte, error) {
 	var out []byte
 	err := s.view(func(t *txn) error {
 		b := t.env(env, "transactions").Get([]byte(id))
-		if b == nil {
+		if b == nil || strings.Contains(id, "/") {
 			return NotFound("transaction", id)
 		}
 		out = append(make([]byte, 0, len(b)+1), b...)
