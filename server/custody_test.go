@@ -657,3 +657,34 @@ func TestCustodyListsAndValidation(t *testing.T) {
 	}
 	in.expect(404, "POST", "/vaults/nope/wallets", map[string]any{"assetSymbol": "ETH"})
 }
+
+func TestOpenAPIDescribesTheCustodyRecords(t *testing.T) {
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	var doc struct {
+		Paths      map[string]any
+		Components struct {
+			Schemas map[string]struct{ Required []string }
+		}
+	}
+	in.expect(200, "GET", "/openapi.json", nil).json(t, &doc)
+	for _, p := range []string{"/assets", "/vaults", "/vaults/{id}", "/vaults/{id}/wallets", "/wallets/{id}",
+		"/wallets/{id}/balance", "/transactions", "/transactions/{id}", "/transactions/{id}/advance",
+		"/transactions/{id}/fail", "/transactions/{id}/cancel", "/sandbox/deposits"} {
+		if doc.Paths[p] == nil {
+			t.Errorf("openapi.json has no %s", p)
+		}
+	}
+	v := in.vault("a")
+	w := in.wallet(v, "ETH")
+	var x map[string]any
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "1"}).json(t, &x)
+	records := map[string]map[string]any{
+		"Transaction": x,
+		"Vault":       in.expect(200, "GET", "/vaults/"+v, nil).m(t),
+		"Wallet":      in.expect(200, "GET", "/wallets/"+w.WalletID, nil).m(t),
+		"Balance":     in.expect(200, "GET", "/wallets/"+w.WalletID+"/balance", nil).m(t),
+	}
+	for name, rec := range records {
+		sameKeys(t, "schema "+name, rec, doc.Components.Schemas[name].Required...)
+	}
+}
