@@ -455,6 +455,13 @@ func TestInternalTransferCreditsTheDestination(t *testing.T) {
 	if !entities[a+":"+src.AssetID] || !entities[b+":"+dst.AssetID] {
 		t.Errorf("balance.updated entities %v: want both wallets", entities)
 	}
+	var list struct {
+		Items []struct{ TransactionID string }
+	}
+	in.expect(200, "GET", "/transactions?type=InternalTransfer&vaultId="+b, nil).json(t, &list)
+	if len(list.Items) != 1 || list.Items[0].TransactionID != id {
+		t.Errorf("the destination vault's transactions %+v: want the transfer", list.Items)
+	}
 	if bal := in.balance(src.WalletID); bal.Total != "29.5" || bal.Available != "29.5" {
 		t.Errorf("source %+v", bal)
 	}
@@ -686,5 +693,41 @@ func TestOpenAPIDescribesTheCustodyRecords(t *testing.T) {
 	}
 	for name, rec := range records {
 		sameKeys(t, "schema "+name, rec, doc.Components.Schemas[name].Required...)
+	}
+}
+
+func TestConfiguredAssetsAddAndReplace(t *testing.T) {
+	in := start(t, func(o *options) {
+		o.settings.Assets = []store.Asset{
+			{Symbol: "eth", Network: "ethereum", Decimals: 18, USDPrice: "4000.50", NetworkFee: "0.001"},
+			{Symbol: "DOGE", Network: "dogecoin", Decimals: 8, USDPrice: "0.1", NetworkFee: "1"},
+		}
+	})
+	var assets struct {
+		Items []map[string]any
+	}
+	in.expect(200, "GET", "/assets", nil).json(t, &assets)
+	bySymbol := map[string]map[string]any{}
+	for _, a := range assets.Items {
+		sameKeys(t, "asset", a, "id", "symbol", "network", "decimals", "usdPrice", "needsMemo", "networkFee")
+		bySymbol[a["symbol"].(string)] = a
+	}
+	if len(assets.Items) != 6 {
+		t.Errorf("%d assets, want the 5 built-ins (ETH replaced) and DOGE", len(assets.Items))
+	}
+	fields(t, "ETH", bySymbol["ETH"], map[string]any{"usdPrice": "4000.50", "networkFee": "0.001", "decimals": 18.0})
+	fields(t, "XRP", bySymbol["XRP"], map[string]any{"network": "ripple", "needsMemo": true, "decimals": 6.0})
+	fields(t, "DOGE", bySymbol["DOGE"], map[string]any{"network": "dogecoin", "decimals": 8.0})
+
+	v := in.vault("a")
+	var w wallet
+	in.expect(201, "POST", "/vaults/"+v+"/wallets", map[string]any{"assetId": bySymbol["ETH"]["id"]}).json(t, &w)
+	in.fund(w.WalletID, "1")
+	var x map[string]any
+	in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+		"destinationAddress": "0x6666666666666666666666666666666666666666", "amount": "0.5"}).json(t, &x)
+	fields(t, "withdrawal", x, map[string]any{"networkFee": "0.001", "amountUSD": "2000.25", "feeUSD": "4"})
+	if b := in.balance(w.WalletID); b.Available != "0.499" {
+		t.Errorf("available %q, want 0.499", b.Available)
 	}
 }

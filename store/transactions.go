@@ -80,6 +80,7 @@ type txLedger struct {
 	Debit          string `json:"debit,omitempty"`          // base units reserved from the source wallet: amount + fee
 	Credit         string `json:"credit,omitempty"`         // base units credited on completion
 	CreditWalletID string `json:"creditWalletId,omitempty"` // the wallet credited: deposit target or transfer destination
+	CreditVaultID  string `json:"creditVaultId,omitempty"`  // its vault: a transfer between vaults is listed under both
 	ChainKey       []byte `json:"chainKey,omitempty"`       // schedule key of the pending simulator step
 }
 
@@ -379,7 +380,7 @@ func (t *txn) draftTransfer(env Env, in TransactionInput) (draft, error) {
 		}
 	} else {
 		x.DestinationWalletID, x.DestinationAddress, x.DestinationTag = &d.to.WalletID, d.to.DepositAddress, d.to.DepositTag
-		x.Credit, x.CreditWalletID = d.credit.String(), d.to.WalletID
+		x.Credit, x.CreditWalletID, x.CreditVaultID = d.credit.String(), d.to.WalletID, d.to.VaultID
 	}
 	x.Debit = d.debit.String()
 	x.priceUSD(a)
@@ -411,7 +412,7 @@ func (t *txn) draftDeposit(env Env, in DepositInput) (draft, error) {
 	}
 	x.DestinationAddress, x.DestinationTag = w.DepositAddress, w.DepositTag
 	x.TxHash = strp(newTxHash(a.Network)) // detected on chain: the hash is known
-	x.Credit, x.CreditWalletID = amount.String(), w.WalletID
+	x.Credit, x.CreditWalletID, x.CreditVaultID = amount.String(), w.WalletID, w.VaultID
 	x.priceUSD(a)
 	return d, nil
 }
@@ -542,7 +543,7 @@ func (s *Store) TransactionJSON(env Env, id string) ([]byte, error) {
 
 // TransactionFilter selects transactions; empty fields match everything.
 type TransactionFilter struct {
-	VaultID  string
+	VaultID  string // the transaction's vault, or the vault it credits
 	Status   string
 	Type     string
 	WalletID string // source or destination (the credited wallet of a deposit too)
@@ -569,7 +570,7 @@ func contains(list []string, s string) bool {
 }
 
 func (f TransactionFilter) match(x diskTransaction) bool {
-	return (f.VaultID == "" || x.VaultID == f.VaultID) &&
+	return (f.VaultID == "" || x.VaultID == f.VaultID || x.CreditVaultID == f.VaultID) &&
 		(f.Status == "" || x.Status == f.Status) &&
 		(f.Type == "" || x.Type == f.Type) &&
 		(f.WalletID == "" || (x.SourceWalletID != nil && *x.SourceWalletID == f.WalletID) || x.CreditWalletID == f.WalletID)
