@@ -715,7 +715,7 @@ func TestConfiguredAssetsAddAndReplace(t *testing.T) {
 	if len(assets.Items) != 6 {
 		t.Errorf("%d assets, want the 5 built-ins (ETH replaced) and DOGE", len(assets.Items))
 	}
-	fields(t, "ETH", bySymbol["ETH"], map[string]any{"usdPrice": "4000.50", "networkFee": "0.001", "decimals": 18.0})
+	fields(t, "ETH", bySymbol["ETH"], map[string]any{"usdPrice": "4000.5", "networkFee": "0.001", "decimals": 18.0})
 	fields(t, "XRP", bySymbol["XRP"], map[string]any{"network": "ripple", "needsMemo": true, "decimals": 6.0})
 	fields(t, "DOGE", bySymbol["DOGE"], map[string]any{"network": "dogecoin", "decimals": 8.0})
 

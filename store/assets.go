@@ -44,6 +44,7 @@ func (s Settings) catalog() []Asset {
 	for _, a := range s.Assets {
 		a.Symbol = strings.ToUpper(a.Symbol)
 		a.ID = ""
+		a.USDPrice, a.NetworkFee = canonicalDecimal(a.USDPrice), canonicalDecimal(a.NetworkFee)
 		replaced := false
 		for i := range out {
 			if out[i].Symbol == a.Symbol {
@@ -55,6 +56,42 @@ func (s Settings) catalog() []Asset {
 		}
 	}
 	return out
+}
+
+// canonicalDecimal drops the trailing zeros of a decimal string ("4000.50"
+// is "4000.5"); anything that does not parse is returned unchanged.
+func canonicalDecimal(s string) string {
+	_, frac, _ := strings.Cut(s, ".")
+	v, err := ParseUnits("value", s, len(frac))
+	if err != nil {
+		return s
+	}
+	return FormatUnits(v, len(frac))
+}
+
+// Validate checks an asset of the configuration. Returns EINVALID naming
+// the key (symbol, network, decimals, usd_price, network_fee).
+func (a Asset) Validate() error {
+	switch {
+	case a.Symbol == "" || len(a.Symbol) > 16 || strings.ContainsAny(a.Symbol, " /:"):
+		return Invalid("symbol", "symbol must be 1 to 16 characters without spaces, '/' or ':'")
+	case a.Network == "":
+		return Invalid("network", "network is required")
+	case a.Decimals < 0 || a.Decimals > 36:
+		return Invalid("decimals", "decimals must be from 0 to 36")
+	}
+	if a.USDPrice != "" {
+		_, frac, _ := strings.Cut(a.USDPrice, ".")
+		if _, err := ParseUnits("usd_price", a.USDPrice, len(frac)); err != nil {
+			return err
+		}
+	}
+	if a.NetworkFee != "" {
+		if _, err := ParseUnits("network_fee", a.NetworkFee, a.Decimals); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // catalogAsset returns the asset in force for symbol, if any.
