@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"strings"
 )
@@ -68,12 +69,15 @@ type Transaction struct {
 	CompletedAt         Time    `json:"completedAt"`
 }
 
-// diskTransaction is a transaction with its ledger bookkeeping. The record
-// is stored as the exact bytes GET /transactions/{id} answers; the
-// bookkeeping lives beside it under ledgerKey, on the same page.
+// diskTransaction is a transaction with its ledger bookkeeping. Records
+// are kept in creation order: transactions_idx maps a sequence to the exact
+// bytes GET /transactions/{id} answers, so creations append to dense pages
+// and lists read one bucket; transactions maps the id to that sequence and
+// the bookkeeping.
 type diskTransaction struct {
 	Transaction
 	txLedger
+	seq uint64 // 0 until first written
 }
 
 type txLedger struct {
@@ -160,36 +164,44 @@ func (x Transaction) statusData() txStatusData {
 
 func (t *txn) transaction(env Env, id string) (diskTransaction, error) {
 	var x diskTransaction
-	b := t.env(env, "transactions").Get([]byte(id))
-	if b == nil || strings.Contains(id, "/") {
+	v := t.env(env, "transactions").Get([]byte(id))
+	if len(v) < 8 {
 		return x, NotFound("transaction", id)
 	}
-	if err := json.Unmarshal(b, &x.Transaction); err != nil {
+	x.seq = btoi(v[:8])
+	if err := json.Unmarshal(v[8:], &x.txLedger); err != nil {
 		return x, err
 	}
-	if l := t.env(env, "transactions").Get(ledgerKey(id)); l != nil {
-		return x, json.Unmarshal(l, &x.txLedger)
+	rec := t.env(env, "transactions_idx").Get(v[:8])
+	if rec == nil {
+		return x, fmt.Errorf("transaction %s: record %d is missing", id, x.seq)
 	}
-	return x, nil
+	return x, json.Unmarshal(rec, &x.Transaction)
 }
 
+// putTransaction writes x's record and bookkeeping, giving a new record the
+// next sequence.
 func (t *txn) putTransaction(env Env, x diskTransaction) error {
-	b, err := json.Marshal(x.Transaction)
+	idx := t.env(env, "transactions_idx")
+	if x.seq == 0 {
+		var err error
+		if x.seq, err = idx.NextSequence(); err != nil {
+			return err
+		}
+	}
+	rec, err := json.Marshal(x.Transaction)
 	if err != nil {
 		return err
 	}
-	if err := t.env(env, "transactions").Put([]byte(x.TransactionID), b); err != nil {
+	if err := idx.Put(itob(x.seq), rec); err != nil {
 		return err
 	}
-	if b, err = json.Marshal(x.txLedger); err != nil {
+	l, err := json.Marshal(x.txLedger)
+	if err != nil {
 		return err
 	}
-	return t.env(env, "transactions").Put(ledgerKey(x.TransactionID), b)
+	return t.env(env, "transactions").Put([]byte(x.TransactionID), append(itob(x.seq), l...))
 }
-
-// ledgerKey is the key of a transaction's bookkeeping: the id and a suffix
-// no id has, so it sorts right after the record.
-func ledgerKey(id string) []byte { return []byte(id + "/ledger") }
 
 // TransactionInput is the body of POST /transactions.
 type TransactionInput struct {
@@ -435,9 +447,6 @@ func (t *txn) submit(env Env, d draft) (Transaction, error) {
 				FormatUnits(d.debit, d.decimals), x.AssetSymbol, FormatUnits(from.available, d.decimals), x.AssetSymbol)
 		}
 	}
-	if _, err := index(t.env(env, "transactions_idx"), x.TransactionID); err != nil {
-		return Transaction{}, err
-	}
 	if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, x.createdData()); err != nil {
 		return Transaction{}, err
 	}
@@ -531,9 +540,13 @@ func (s *Store) Transaction(env Env, id string) (Transaction, error) {
 func (s *Store) TransactionJSON(env Env, id string) ([]byte, error) {
 	var out []byte
 	err := s.view(func(t *txn) error {
-		b := t.env(env, "transactions").Get([]byte(id))
-		if b == nil || strings.Contains(id, "/") {
+		v := t.env(env, "transactions").Get([]byte(id))
+		if len(v) < 8 {
 			return NotFound("transaction", id)
+		}
+		b := t.env(env, "transactions_idx").Get(v[:8])
+		if b == nil {
+			return fmt.Errorf("transaction %s: record is missing", id)
 		}
 		out = append(make([]byte, 0, len(b)+1), b...)
 		return nil
@@ -569,11 +582,21 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (f TransactionFilter) match(x diskTransaction) bool {
-	return (f.VaultID == "" || x.VaultID == f.VaultID || x.CreditVaultID == f.VaultID) &&
-		(f.Status == "" || x.Status == f.Status) &&
-		(f.Type == "" || x.Type == f.Type) &&
-		(f.WalletID == "" || (x.SourceWalletID != nil && *x.SourceWalletID == f.WalletID) || x.CreditWalletID == f.WalletID)
+// match reports whether x passes the filter; ledger reads x's bookkeeping,
+// needed only to filter by vault or wallet.
+func (f TransactionFilter) match(x Transaction, ledger func() (txLedger, error)) (bool, error) {
+	if (f.Status != "" && x.Status != f.Status) || (f.Type != "" && x.Type != f.Type) {
+		return false, nil
+	}
+	if f.VaultID == "" && f.WalletID == "" {
+		return true, nil
+	}
+	l, err := ledger()
+	if err != nil {
+		return false, err
+	}
+	return (f.VaultID == "" || x.VaultID == f.VaultID || l.CreditVaultID == f.VaultID) &&
+		(f.WalletID == "" || (x.SourceWalletID != nil && *x.SourceWalletID == f.WalletID) || l.CreditWalletID == f.WalletID), nil
 }
 
 // Transactions lists transactions newest first. Returns EINVALID for a bad
@@ -586,13 +609,19 @@ func (s *Store) Transactions(env Env, f TransactionFilter, p Page) ([]Transactio
 	var next *string
 	err := s.view(func(t *txn) error {
 		var err error
-		next, err = scanIndex(t.env(env, "transactions_idx"), p, func(id []byte) (bool, error) {
-			x, err := t.transaction(env, string(id))
-			if err != nil || !f.match(x) {
+		next, err = scanIndex(t.env(env, "transactions_idx"), p, func(rec []byte) (bool, error) {
+			var x Transaction
+			if err := json.Unmarshal(rec, &x); err != nil {
 				return false, err
 			}
-			out = append(out, x.Transaction)
-			return true, nil
+			ok, err := f.match(x, func() (txLedger, error) {
+				d, err := t.transaction(env, x.TransactionID)
+				return d.txLedger, err
+			})
+			if ok {
+				out = append(out, x)
+			}
+			return ok, err
 		})
 		return err
 	})
