@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // Transaction types.
@@ -539,12 +541,16 @@ func (s *Store) Transaction(env Env, id string) (Transaction, error) {
 // readers that pass it on unchanged. Returns ENOTFOUND transaction_not_found.
 func (s *Store) TransactionJSON(env Env, id string) ([]byte, error) {
 	var out []byte
-	err := s.view(func(t *txn) error {
-		v := t.env(env, "transactions").Get([]byte(id))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		root := tx.Bucket([]byte("env:" + string(env)))
+		if root == nil {
+			return NotFound("transaction", id)
+		}
+		v := root.Bucket([]byte("transactions")).Get([]byte(id))
 		if len(v) < 8 {
 			return NotFound("transaction", id)
 		}
-		b := t.env(env, "transactions_idx").Get(v[:8])
+		b := root.Bucket([]byte("transactions_idx")).Get(v[:8])
 		if b == nil {
 			return fmt.Errorf("transaction %s: record is missing", id)
 		}
