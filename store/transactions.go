@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -184,16 +185,21 @@ func (t *txn) transaction(env Env, id string) (diskTransaction, error) {
 // putTransaction writes x's record and bookkeeping, giving a new record the
 // next sequence.
 func (t *txn) putTransaction(env Env, x diskTransaction) error {
+	rec, err := json.Marshal(x.Transaction)
+	if err != nil {
+		return err
+	}
+	return t.putTransactionBytes(env, x, rec)
+}
+
+// putTransactionBytes is putTransaction with the record already encoded.
+func (t *txn) putTransactionBytes(env Env, x diskTransaction, rec []byte) error {
 	idx := t.env(env, "transactions_idx")
 	if x.seq == 0 {
 		var err error
 		if x.seq, err = idx.NextSequence(); err != nil {
 			return err
 		}
-	}
-	rec, err := json.Marshal(x.Transaction)
-	if err != nil {
-		return err
 	}
 	if err := idx.Put(itob(x.seq), rec); err != nil {
 		return err
@@ -348,6 +354,22 @@ type draft struct {
 	credit *big.Int
 
 	decimals int // of the asset
+
+	record  []byte          // the record's JSON
+	created json.RawMessage // the data of transaction.created
+}
+
+// seal mints the draft's id, stamps its creation time (the time the request
+// was taken in) and encodes the record and its transaction.created data, so
+// none of that work waits in the write transaction.
+func (d *draft) seal(now time.Time) error {
+	d.x.TransactionID, d.x.CreatedAt, d.x.UpdatedAt = newID(), At(now), At(now)
+	var err error
+	if d.record, err = json.Marshal(d.x.Transaction); err != nil {
+		return err
+	}
+	d.created, err = json.Marshal(d.x.createdData())
+	return err
 }
 
 // draftTransfer prepares a Withdrawal or an InternalTransfer.
@@ -437,7 +459,6 @@ func (t *txn) draftDeposit(env Env, in DepositInput) (draft, error) {
 // simulator step.
 func (t *txn) submit(env Env, d draft) (Transaction, error) {
 	x := d.x // a fresh copy on every run of the operation
-	x.TransactionID, x.CreatedAt, x.UpdatedAt = newID(), At(t.now), At(t.now)
 	var from *ledger
 	if d.from != nil {
 		var err error
@@ -449,7 +470,7 @@ func (t *txn) submit(env Env, d draft) (Transaction, error) {
 				FormatUnits(d.debit, d.decimals), x.AssetSymbol, FormatUnits(from.available, d.decimals), x.AssetSymbol)
 		}
 	}
-	if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, x.createdData()); err != nil {
+	if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, d.created); err != nil {
 		return Transaction{}, err
 	}
 	if from != nil {
@@ -469,7 +490,7 @@ func (t *txn) submit(env Env, d draft) (Transaction, error) {
 	if err := t.scheduleStep(env, &x); err != nil {
 		return Transaction{}, err
 	}
-	return x.Transaction, t.putTransaction(env, x)
+	return x.Transaction, t.putTransactionBytes(env, x, d.record)
 }
 
 // CreateTransaction submits a Withdrawal or an InternalTransfer, reserving
@@ -507,8 +528,10 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 		if replayed, err = t.replay(env, scope, idem, &out); replayed || err != nil {
 			return err
 		}
-		d, err = prepare(t)
-		return err
+		if d, err = prepare(t); err != nil {
+			return err
+		}
+		return d.seal(t.now)
 	})
 	if err != nil || replayed {
 		return out, err
