@@ -1,8 +1,11 @@
 package store
 
 import (
-	"encoding/json"
+	"fmt"
 	"math/big"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // Balance is a wallet's balance as GET /wallets/{id}/balance shows it.
@@ -23,10 +26,8 @@ type Balance struct {
 
 // diskBalance keeps base units as decimal integer strings.
 type diskBalance struct {
-	Total     string `json:"total"`
-	Available string `json:"available"`
-	Pending   string `json:"pending"`
-	UpdatedAt Time   `json:"updatedAt"`
+	Total, Available, Pending string
+	UpdatedAt                 Time
 }
 
 // ledger is a wallet's balance in base units while an operation changes it.
@@ -36,20 +37,41 @@ type ledger struct {
 }
 
 func (t *txn) getBalance(env Env, walletID string) (diskBalance, error) {
-	var b diskBalance
 	v := t.env(env, "balances").Get([]byte(walletID))
 	if v == nil {
-		return b, nil
+		return diskBalance{}, nil
 	}
-	return b, json.Unmarshal(v, &b)
+	return unmarshalBalance(v)
 }
 
 func (t *txn) putBalance(env Env, walletID string, b diskBalance) error {
-	v, err := json.Marshal(b)
-	if err != nil {
-		return err
+	return t.env(env, "balances").Put([]byte(walletID), marshalBalance(b))
+}
+
+// marshalBalance encodes a balance as "total available pending updatedAt"
+// (base units, then Unix milliseconds): balances change on every
+// transaction, inside the write transaction, where JSON is the slow part.
+func marshalBalance(b diskBalance) []byte {
+	out := make([]byte, 0, 64)
+	for _, f := range []string{b.Total, b.Available, b.Pending} {
+		if f == "" {
+			f = "0"
+		}
+		out = append(append(out, f...), ' ')
 	}
-	return t.env(env, "balances").Put([]byte(walletID), v)
+	return strconv.AppendInt(out, b.UpdatedAt.UnixMilli(), 10)
+}
+
+func unmarshalBalance(v []byte) (diskBalance, error) {
+	f := strings.Fields(string(v))
+	if len(f) != 4 {
+		return diskBalance{}, fmt.Errorf("stored balance %q is not four fields", v)
+	}
+	ms, err := strconv.ParseInt(f[3], 10, 64)
+	if err != nil {
+		return diskBalance{}, fmt.Errorf("stored balance %q: %w", v, err)
+	}
+	return diskBalance{Total: f[0], Available: f[1], Pending: f[2], UpdatedAt: At(time.UnixMilli(ms))}, nil
 }
 
 // ledgerOf loads a wallet's balance for change.
