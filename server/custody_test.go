@@ -309,6 +309,42 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	rc.nextOfType(t, "transaction.created")
 	rc.none(t, 200*time.Millisecond)
 
+	// Concurrent first uses of one key make one transaction.
+	body["amount"] = "0.01"
+	ids := make([]string, 10)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, _ := json.Marshal(body)
+			req, _ := http.NewRequest("POST", in.URL+"/transactions", bytes.NewReader(b))
+			req.Header.Set("X-Api-Key", in.Key)
+			req.Header.Set("X-Api-Secret", in.Secret)
+			req.Header.Set("Idempotency-Key", "k-concurrent")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			var x struct{ TransactionID string }
+			if resp.StatusCode == 201 && json.NewDecoder(resp.Body).Decode(&x) == nil {
+				ids[i] = x.TransactionID
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id == "" || id != ids[0] {
+			t.Fatalf("concurrent uses of one key answered %v: want one transaction, ten times", ids)
+		}
+	}
+	if b := in.balance(w.WalletID); b.Available != "0.7398" {
+		t.Errorf("available %q after one 0.01 withdrawal more, want 0.7398", b.Available)
+	}
+	rc.nextOfType(t, "transaction.created")
+	rc.none(t, 200*time.Millisecond)
+
 	body["amount"] = "0.5"
 	r := in.expect(409, "POST", "/transactions", body, "Idempotency-Key", "k-1")
 	if code := r.m(t)["error"].(map[string]any)["code"]; code != "idempotency_key_reused" {
