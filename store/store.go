@@ -202,8 +202,8 @@ func envBuckets() []string {
 		"wallets",          // wallet id -> wallet
 		"wallets_idx",      // seq -> wallet id
 		"addresses",        // deposit address -> wallet id
-		"transactions",     // transaction id -> transaction
-		"transactions_idx", // seq -> transaction id
+		"transactions",     // transaction id -> seq | its bookkeeping
+		"transactions_idx", // seq -> transaction record (creation order)
 		"balances",         // wallet id -> balance
 		"levels",           // level name -> level
 		"applicants",       // externalUserId -> applicant

@@ -1,0 +1,769 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/complybox/complybox/store"
+)
+
+// createdFields and statusFields are the data fields of seed 001 §6.
+var (
+	createdFields = []string{"transactionId", "type", "status", "vaultId", "vaultExternalId", "vaultName", "assetId",
+		"assetSymbol", "assetNetwork", "sourceWalletId", "destinationWalletId", "amount", "sourceAddress",
+		"destinationAddress", "destinationTag", "txHash", "networkFee", "feeCurrency", "amountUSD", "feeUSD", "note", "createdAt"}
+	statusFields = []string{"transactionId", "type", "status", "previousStatus", "vaultId", "vaultExternalId", "vaultName",
+		"assetId", "assetSymbol", "assetNetwork", "sourceWalletId", "amount", "sourceAddress", "destinationAddress",
+		"txHash", "networkFee", "feeCurrency", "amountUSD", "feeUSD", "failureReason", "completedAt"}
+	walletFields = []string{"walletId", "vaultId", "assetId", "label", "depositAddress", "depositTag", "status", "createdAt"}
+)
+
+func TestDepositLifeArrivesAsWebhooks(t *testing.T) {
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	secret := in.configureWebhook(rc)
+
+	var v struct{ VaultID, Name, ExternalID, CreatedAt string }
+	in.expect(201, "POST", "/vaults", map[string]any{"name": "Alice", "externalId": "cust-42"}).json(t, &v)
+	w := in.wallet(v.VaultID, "ETH")
+
+	e := verified(t, secret, rc.next(t))
+	if e.EventType != "wallet.created" || e.EntityType != "wallet" || e.EntityID != w.WalletID {
+		t.Fatalf("first event %s %s %s, want wallet.created for %s", e.EventType, e.EntityType, e.EntityID, w.WalletID)
+	}
+	sameKeys(t, "wallet.created", e.Data, walletFields...)
+	fields(t, "wallet.created", e.Data, map[string]any{"walletId": w.WalletID, "vaultId": v.VaultID, "assetId": w.AssetID,
+		"label": "ETH wallet", "depositAddress": w.DepositAddress, "depositTag": nil, "status": "Active", "createdAt": "2026-11-21T05:00:00.000Z"})
+
+	var dep map[string]any
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "1.50", "sourceAddress": "0x1111111111111111111111111111111111111111"}).json(t, &dep)
+	id := dep["transactionId"].(string)
+
+	e = verified(t, secret, rc.next(t))
+	if e.EventType != "transaction.created" || e.EntityType != "transaction" || e.EntityID != id {
+		t.Fatalf("event %s %s %s, want transaction.created for %s", e.EventType, e.EntityType, e.EntityID, id)
+	}
+	if e.Timestamp != "2026-11-21T05:00:00.000Z" {
+		t.Errorf("timestamp %s", e.Timestamp)
+	}
+	sameKeys(t, "transaction.created", e.Data, createdFields...)
+	txHash, _ := e.Data["txHash"].(string)
+	if !regexp.MustCompile(`^0x[0-9a-f]{64}$`).MatchString(txHash) {
+		t.Errorf("deposit txHash %q: want the detected on-chain hash", txHash)
+	}
+	fields(t, "transaction.created", e.Data, map[string]any{
+		"transactionId": id, "type": "Deposit", "status": "Submitted", "vaultId": v.VaultID, "vaultExternalId": "cust-42",
+		"vaultName": "Alice", "assetId": w.AssetID, "assetSymbol": "ETH", "assetNetwork": "ethereum",
+		"sourceWalletId": nil, "destinationWalletId": nil, "amount": "1.5",
+		"sourceAddress": "0x1111111111111111111111111111111111111111", "destinationAddress": w.DepositAddress,
+		"destinationTag": nil, "networkFee": nil, "feeCurrency": nil, "amountUSD": "4500", "feeUSD": nil, "note": nil,
+		"createdAt": "2026-11-21T05:00:00.000Z",
+	})
+	if b := in.balance(w.WalletID); b.Total != "0" || b.Available != "0" || b.Pending != "1.5" {
+		t.Errorf("balance while confirming %+v: want total 0, available 0, pending 1.5", b)
+	}
+
+	want := map[string]any{
+		"transactionId": id, "type": "Deposit", "vaultId": v.VaultID, "vaultExternalId": "cust-42", "vaultName": "Alice",
+		"assetId": w.AssetID, "assetSymbol": "ETH", "assetNetwork": "ethereum", "sourceWalletId": nil, "amount": "1.5",
+		"sourceAddress": "0x1111111111111111111111111111111111111111", "destinationAddress": w.DepositAddress,
+		"txHash": txHash, "networkFee": nil, "feeCurrency": nil, "amountUSD": "4500", "feeUSD": nil, "failureReason": nil,
+	}
+	in.advance(stepDelay)
+	e = verified(t, secret, rc.next(t))
+	if e.EventType != "transaction.status.updated" || e.EntityID != id {
+		t.Fatalf("event %s for %s, want transaction.status.updated", e.EventType, e.EntityID)
+	}
+	sameKeys(t, "status.updated", e.Data, statusFields...)
+	want["status"], want["previousStatus"], want["completedAt"] = "Confirming", "Submitted", nil
+	fields(t, "status.updated Confirming", e.Data, want)
+
+	in.advance(stepDelay)
+	var gotBalance bool
+	for range 2 { // the transaction's and the balance's events may arrive in either order
+		e = verified(t, secret, rc.next(t))
+		switch e.EventType {
+		case "transaction.status.updated":
+			sameKeys(t, "status.updated", e.Data, statusFields...)
+			want["status"], want["previousStatus"], want["completedAt"] = "Completed", "Confirming", "2026-11-21T05:00:06.000Z"
+			fields(t, "status.updated Completed", e.Data, want)
+		case "balance.updated":
+			gotBalance = true
+			if e.EntityType != "balance" || e.EntityID != v.VaultID+":"+w.AssetID {
+				t.Errorf("balance.updated entity %s %s, want balance %s:%s", e.EntityType, e.EntityID, v.VaultID, w.AssetID)
+			}
+			sameKeys(t, "balance.updated", e.Data, "vaultAccountId", "assetId")
+			fields(t, "balance.updated", e.Data, map[string]any{"vaultAccountId": v.VaultID, "assetId": w.AssetID})
+		default:
+			t.Fatalf("unexpected %s", e.EventType)
+		}
+	}
+	if !gotBalance {
+		t.Fatal("no balance.updated after the deposit completed")
+	}
+	rc.none(t, 100*time.Millisecond)
+
+	b := in.balance(w.WalletID)
+	if b.Total != "1.5" || b.Available != "1.5" || b.Pending != "0" || b.AssetSymbol != "ETH" || b.VaultAccountID != v.VaultID {
+		t.Errorf("balance after completion %+v", b)
+	}
+	x := in.transaction(id)
+	sameKeys(t, "GET /transactions/{id}", x, append(createdFields, "previousStatus", "failureReason", "completedAt", "updatedAt")...)
+	fields(t, "GET /transactions/{id}", x, map[string]any{"status": "Completed", "completedAt": "2026-11-21T05:00:06.000Z", "updatedAt": "2026-11-21T05:00:06.000Z"})
+}
+
+func TestWithdrawalOverAvailableIsRefused(t *testing.T) {
+	in := start(t)
+	v := in.vault("a")
+	w := in.wallet(v, "ETH")
+	in.fund(w.WalletID, "1")
+	rc := newReceiver(t, in.Clock, nil)
+	in.configureWebhook(rc)
+
+	// 1 ETH is available, but 1 ETH plus the 0.002 fee is not.
+	r := in.expect(409, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+		"destinationAddress": "0x2222222222222222222222222222222222222222", "amount": "1"})
+	if code := r.m(t)["error"].(map[string]any)["code"]; code != "insufficient_funds" {
+		t.Errorf("error code %v, want insufficient_funds", code)
+	}
+	rc.none(t, 200*time.Millisecond)
+	if b := in.balance(w.WalletID); b.Total != "1" || b.Available != "1" {
+		t.Errorf("balance %+v changed by a refused withdrawal", b)
+	}
+	var list struct{ Items []map[string]any }
+	in.expect(200, "GET", "/transactions?type=Withdrawal", nil).json(t, &list)
+	if len(list.Items) != 0 {
+		t.Errorf("a refused withdrawal was recorded: %v", list.Items)
+	}
+
+	// 0.998 plus the fee is exactly what is available.
+	var x map[string]any
+	in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+		"destinationAddress": "0x2222222222222222222222222222222222222222", "amount": "0.998", "note": "payout"}).json(t, &x)
+	fields(t, "withdrawal", x, map[string]any{"networkFee": "0.002", "feeCurrency": "ETH", "feeUSD": "6", "amountUSD": "2994",
+		"note": "payout", "destinationWalletId": nil, "txHash": nil, "status": "Submitted", "previousStatus": nil})
+	if b := in.balance(w.WalletID); b.Total != "1" || b.Available != "0" {
+		t.Errorf("balance %+v: want total 1, available 0 while reserved", b)
+	}
+	id := x["transactionId"].(string)
+	in.step(id, "PendingSignature")
+	x = in.step(id, "Broadcasting")
+	if h, _ := x["txHash"].(string); !regexp.MustCompile(`^0x[0-9a-f]{64}$`).MatchString(h) {
+		t.Errorf("txHash %q once broadcast", h)
+	}
+	in.step(id, "Confirming")
+	in.step(id, "Completed")
+	if b := in.balance(w.WalletID); b.Total != "0" || b.Available != "0" {
+		t.Errorf("balance %+v after completion: want 0", b)
+	}
+}
+
+func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	v := in.vault("a")
+	w := in.wallet(v, "ETH")
+	in.fund(w.WalletID, "10")
+
+	// Each takes 0.1 + 0.002 fee: 98 fit into 10 ETH.
+	body, _ := json.Marshal(map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+		"destinationAddress": "0x3333333333333333333333333333333333333333", "amount": "0.1"})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer client.CloseIdleConnections()
+	statuses := make([]int, 200)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", in.URL+"/transactions", bytes.NewReader(body))
+			req.Header.Set("X-Api-Key", in.Key)
+			req.Header.Set("X-Api-Secret", in.Secret)
+			resp, err := client.Do(req)
+			if err != nil {
+				return
+			}
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[201] != 98 || count[409] != 102 {
+		t.Fatalf("statuses %v: want 98 × 201 and 102 × 409", count)
+	}
+	b := in.balance(w.WalletID)
+	if b.Total != "10" || b.Available != "0.004" {
+		t.Errorf("balance %+v: want total 10, available 0.004", b)
+	}
+	var list struct {
+		Items      []struct{ TransactionID string }
+		NextCursor *string
+	}
+	in.expect(200, "GET", "/transactions?type=Withdrawal&limit=200", nil).json(t, &list)
+	if len(list.Items) != 98 {
+		t.Fatalf("%d withdrawals recorded, want 98", len(list.Items))
+	}
+	for range 4 { // concurrent moves of different transactions share commits
+		for _, x := range list.Items {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest("POST", in.URL+"/transactions/"+x.TransactionID+"/advance", nil)
+				req.Header.Set("X-Api-Key", in.Key)
+				req.Header.Set("X-Api-Secret", in.Secret)
+				if resp, err := client.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if b := in.balance(w.WalletID); b.Total != "0.004" || b.Available != "0.004" {
+		t.Errorf("balance %+v after every withdrawal completed: want 0.004", b)
+	}
+}
+
+func TestAmountsAreExact(t *testing.T) {
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	v := in.vault("a")
+	eth := in.wallet(v, "ETH")
+	usdc := in.wallet(v, "USDC")
+
+	in.fund(eth.WalletID, "0.123456789012345678")
+	in.fund(eth.WalletID, "0.000000000000000001")
+	if b := in.balance(eth.WalletID); b.Total != "0.123456789012345679" || b.Available != "0.123456789012345679" {
+		t.Errorf("ETH balance %+v: want 0.123456789012345679 exactly", b)
+	}
+	in.fund(usdc.WalletID, "100.000000") // trailing zeros do not count
+	if b := in.balance(usdc.WalletID); b.Total != "100" {
+		t.Errorf("USDC balance %q, want 100", b.Total)
+	}
+	var x map[string]any
+	in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": usdc.WalletID,
+		"destinationAddress": "0x4444444444444444444444444444444444444444", "amount": "0.000001"}).json(t, &x)
+	fields(t, "USDC withdrawal", x, map[string]any{"amount": "0.000001", "networkFee": "1.5", "amountUSD": "0", "feeUSD": "1.5"})
+	if b := in.balance(usdc.WalletID); b.Available != "98.499999" {
+		t.Errorf("USDC available %q, want 98.499999", b.Available)
+	}
+
+	// USD values are exact, rounded half up to cents: 0.025 XRP at 0.6 is 0.015.
+	xrp := in.wallet(v, "XRP")
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": xrp.WalletID, "amount": "0.025"}).json(t, &x)
+	fields(t, "XRP deposit", x, map[string]any{"amount": "0.025", "amountUSD": "0.02"})
+
+	for _, c := range []struct {
+		name   string
+		wallet string
+		amount any
+	}{
+		{"too many digits", eth.WalletID, "0.1234567890123456789"},
+		{"USDC has 6 decimals", usdc.WalletID, "1.0000001"},
+		{"exponent", eth.WalletID, "1e-3"},
+		{"upper exponent", eth.WalletID, "1E3"},
+		{"sign", eth.WalletID, "-1"},
+		{"plus sign", eth.WalletID, "+1"},
+		{"zero", eth.WalletID, "0.000"},
+		{"empty", eth.WalletID, ""},
+		{"spaces", eth.WalletID, " 1"},
+		{"no integer part", eth.WalletID, ".5"},
+		{"no fraction", eth.WalletID, "5."},
+		{"comma", eth.WalletID, "1,5"},
+		{"number", eth.WalletID, 1.5},
+		{"huge", eth.WalletID, "1000000000000000000000000000000000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := in.expect(400, "POST", "/sandbox/deposits", map[string]any{"walletId": c.wallet, "amount": c.amount})
+			if f := r.m(t)["error"].(map[string]any)["field"]; f != "amount" {
+				t.Errorf("field %v, want amount; body %s", f, r.Body)
+			}
+		})
+	}
+}
+
+func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
+	in := start(t)
+	v := in.vault("a")
+	w := in.wallet(v, "BTC")
+	in.fund(w.WalletID, "1")
+	rc := newReceiver(t, in.Clock, nil)
+	in.configureWebhook(rc, "transaction.created")
+
+	body := map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID, "destinationAddress": "bc1qexample", "amount": "0.25"}
+	first := in.expect(201, "POST", "/transactions", body, "Idempotency-Key", "k-1")
+	again := in.expect(201, "POST", "/transactions", body, "Idempotency-Key", "k-1")
+	if !bytes.Equal(first.Body, again.Body) {
+		t.Errorf("replay answered\n%s\nwant the first response\n%s", again.Body, first.Body)
+	}
+	if b := in.balance(w.WalletID); b.Available != "0.7499" {
+		t.Errorf("available %q: a replay must not reserve again (want 0.7499)", b.Available)
+	}
+	rc.nextOfType(t, "transaction.created")
+	rc.none(t, 200*time.Millisecond)
+
+	// Concurrent first uses of one key make one transaction.
+	body["amount"] = "0.01"
+	ids := make([]string, 10)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, _ := json.Marshal(body)
+			req, _ := http.NewRequest("POST", in.URL+"/transactions", bytes.NewReader(b))
+			req.Header.Set("X-Api-Key", in.Key)
+			req.Header.Set("X-Api-Secret", in.Secret)
+			req.Header.Set("Idempotency-Key", "k-concurrent")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			var x struct{ TransactionID string }
+			if resp.StatusCode == 201 && json.NewDecoder(resp.Body).Decode(&x) == nil {
+				ids[i] = x.TransactionID
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id == "" || id != ids[0] {
+			t.Fatalf("concurrent uses of one key answered %v: want one transaction, ten times", ids)
+		}
+	}
+	if b := in.balance(w.WalletID); b.Available != "0.7398" {
+		t.Errorf("available %q after one 0.01 withdrawal more, want 0.7398", b.Available)
+	}
+	rc.nextOfType(t, "transaction.created")
+	rc.none(t, 200*time.Millisecond)
+
+	body["amount"] = "0.5"
+	r := in.expect(409, "POST", "/transactions", body, "Idempotency-Key", "k-1")
+	if code := r.m(t)["error"].(map[string]any)["code"]; code != "idempotency_key_reused" {
+		t.Errorf("code %v", code)
+	}
+	// The same key on another route is another key.
+	in.expect(201, "POST", "/vaults", map[string]any{"name": "b"}, "Idempotency-Key", "k-1")
+
+	// Vaults, wallets and deposits replay too.
+	v1 := in.expect(201, "POST", "/vaults", map[string]any{"name": "c"}, "Idempotency-Key", "v-1")
+	v2 := in.expect(201, "POST", "/vaults", map[string]any{"name": "c"}, "Idempotency-Key", "v-1")
+	if !bytes.Equal(v1.Body, v2.Body) {
+		t.Errorf("vault replay differs")
+	}
+	w1 := in.expect(201, "POST", "/vaults/"+v+"/wallets", map[string]any{"assetSymbol": "SOL"}, "Idempotency-Key", "w-1")
+	w2 := in.expect(201, "POST", "/vaults/"+v+"/wallets", map[string]any{"assetSymbol": "SOL"}, "Idempotency-Key", "w-1")
+	if !bytes.Equal(w1.Body, w2.Body) {
+		t.Errorf("wallet replay differs")
+	}
+	d1 := in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "1"}, "Idempotency-Key", "d-1")
+	d2 := in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "1"}, "Idempotency-Key", "d-1")
+	if !bytes.Equal(d1.Body, d2.Body) {
+		t.Errorf("deposit replay differs")
+	}
+	if b := in.balance(w.WalletID); b.Pending != "1" {
+		t.Errorf("pending %q after a replayed deposit, want 1", b.Pending)
+	}
+}
+
+func TestIllegalMovesAreConflicts(t *testing.T) {
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	v := in.vault("a")
+	w := in.wallet(v, "SOL")
+	in.fund(w.WalletID, "5")
+	withdraw := func() string {
+		var x struct{ TransactionID string }
+		in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+			"destinationAddress": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", "amount": "1"}).json(t, &x)
+		return x.TransactionID
+	}
+	id := withdraw()
+	in.expect(200, "POST", "/transactions/"+id+"/advance", nil)
+	in.expect(200, "POST", "/transactions/"+id+"/advance", nil) // Broadcasting
+	r := in.expect(409, "POST", "/transactions/"+id+"/cancel", nil)
+	if code := r.m(t)["error"].(map[string]any)["code"]; code != "invalid_transition" {
+		t.Errorf("code %v, want invalid_transition", code)
+	}
+	in.expect(200, "POST", "/transactions/"+id+"/advance", nil)
+	in.expect(200, "POST", "/transactions/"+id+"/advance", nil) // Completed
+	in.expect(409, "POST", "/transactions/"+id+"/advance", nil)
+	in.expect(409, "POST", "/transactions/"+id+"/fail", map[string]any{"reason": "late"})
+	in.expect(409, "POST", "/transactions/"+id+"/cancel", nil)
+
+	// A deposit skips signing and broadcasting.
+	var d struct{ TransactionID string }
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "1"}).json(t, &d)
+	var x struct{ Status, PreviousStatus string }
+	in.expect(200, "POST", "/transactions/"+d.TransactionID+"/advance", nil).json(t, &x)
+	if x.Status != "Confirming" || x.PreviousStatus != "Submitted" {
+		t.Errorf("deposit advanced to %s from %s, want Confirming from Submitted", x.Status, x.PreviousStatus)
+	}
+
+	in.expect(404, "POST", "/transactions/not-a-uuid/advance", nil)
+	in.expect(404, "POST", "/transactions/00000000-0000-4000-8000-000000000000/cancel", nil)
+	in.expect(400, "POST", "/transactions/"+withdraw()+"/fail", map[string]any{"reason": 7})
+}
+
+func TestFailAndCancelReleaseTheReservation(t *testing.T) {
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	v := in.vault("a")
+	w := in.wallet(v, "XRP")
+	if w.DepositTag == nil || !regexp.MustCompile(`^[0-9]+$`).MatchString(*w.DepositTag) {
+		t.Errorf("XRP wallet depositTag %v: want a numeric tag", w.DepositTag)
+	}
+	in.fund(w.WalletID, "100")
+	rc := newReceiver(t, in.Clock, nil)
+	secret := in.configureWebhook(rc)
+
+	for _, c := range []struct{ name, action, advance, status string }{
+		{"fail while broadcasting", "fail", "2", "Failed"},
+		{"cancel while pending signature", "cancel", "1", "Cancelled"},
+		{"cancel when submitted", "cancel", "0", "Cancelled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var x struct{ TransactionID string }
+			in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+				"destinationAddress": "rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe", "destinationTag": "12345", "amount": "10"}).json(t, &x)
+			if got := rc.collect(t, secret, 2); len(got["transaction.created"]) != 1 || len(got["balance.updated"]) != 1 {
+				t.Fatalf("events at submission %v: want transaction.created and balance.updated", got)
+			}
+			if b := in.balance(w.WalletID); b.Available != "89.99999" || b.Total != "100" {
+				t.Fatalf("balance %+v while reserved", b)
+			}
+			for range c.advance[0] - '0' {
+				in.expect(200, "POST", "/transactions/"+x.TransactionID+"/advance", nil)
+				rc.nextOfType(t, "transaction.status.updated")
+			}
+			in.expect(200, "POST", "/transactions/"+x.TransactionID+"/"+c.action, map[string]any{"reason": "node rejected"})
+			got := rc.collect(t, secret, 2)
+			if len(got["transaction.status.updated"]) != 1 || len(got["balance.updated"]) != 1 {
+				t.Fatalf("events %v: want one status update and one balance.updated", got)
+			}
+			reason := any(nil)
+			if c.status == "Failed" {
+				reason = "node rejected"
+			}
+			fields(t, c.status, got["transaction.status.updated"][0].Data, map[string]any{"status": c.status, "failureReason": reason, "completedAt": "2026-11-21T05:00:00.000Z"})
+			if b := in.balance(w.WalletID); b.Available != "100" || b.Total != "100" {
+				t.Errorf("balance %+v after %s: want the reservation released", b, c.action)
+			}
+		})
+	}
+}
+
+func TestInternalTransferCreditsTheDestination(t *testing.T) {
+	in := start(t)
+	a, b := in.vault("a"), in.vault("b")
+	src, dst := in.wallet(a, "USDC"), in.wallet(b, "USDC")
+	in.fund(src.WalletID, "50")
+	rc := newReceiver(t, in.Clock, nil)
+	secret := in.configureWebhook(rc)
+
+	var x map[string]any
+	in.expect(201, "POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": src.WalletID,
+		"destinationWalletId": dst.WalletID, "amount": "20.5"}).json(t, &x)
+	fields(t, "transfer", x, map[string]any{"destinationWalletId": dst.WalletID, "destinationAddress": dst.DepositAddress,
+		"sourceAddress": src.DepositAddress, "networkFee": nil, "feeCurrency": nil, "feeUSD": nil, "amountUSD": "20.5", "vaultId": a})
+	id := x["transactionId"].(string)
+	e := verified(t, secret, rc.nextOfType(t, "transaction.created"))
+	fields(t, "transaction.created", e.Data, map[string]any{"type": "InternalTransfer", "destinationWalletId": dst.WalletID, "sourceWalletId": src.WalletID})
+	if bal := in.balance(dst.WalletID); bal.Pending != "20.5" || bal.Total != "0" {
+		t.Errorf("destination %+v while in flight: want pending 20.5", bal)
+	}
+	for _, s := range []string{"PendingSignature", "Broadcasting", "Confirming", "Completed"} {
+		in.step(id, s)
+	}
+	entities := map[string]bool{}
+	for range 6 { // 3 more status updates before Completed, then Completed and two balances in any order
+		r := rc.next(t)
+		if e := verified(t, secret, r); e.EventType == "balance.updated" {
+			entities[e.EntityID] = true
+		}
+	}
+	if !entities[a+":"+src.AssetID] || !entities[b+":"+dst.AssetID] {
+		t.Errorf("balance.updated entities %v: want both wallets", entities)
+	}
+	var list struct {
+		Items []struct{ TransactionID string }
+	}
+	in.expect(200, "GET", "/transactions?type=InternalTransfer&vaultId="+b, nil).json(t, &list)
+	if len(list.Items) != 1 || list.Items[0].TransactionID != id {
+		t.Errorf("the destination vault's transactions %+v: want the transfer", list.Items)
+	}
+	if bal := in.balance(src.WalletID); bal.Total != "29.5" || bal.Available != "29.5" {
+		t.Errorf("source %+v", bal)
+	}
+	if bal := in.balance(dst.WalletID); bal.Total != "20.5" || bal.Available != "20.5" || bal.Pending != "0" {
+		t.Errorf("destination %+v", bal)
+	}
+}
+
+func TestEnvironmentsArePartitioned(t *testing.T) {
+	in := start(t)
+	v := in.vault("a")
+	w := in.wallet(v, "ETH")
+	in.fund(w.WalletID, "1")
+	key, secret := in.credential(store.Production, store.RolePartner)
+	prod := []string{"X-Api-Key", key, "X-Api-Secret", secret}
+
+	in.expect(404, "GET", "/vaults/"+v, nil, prod...)
+	in.expect(404, "GET", "/wallets/"+w.WalletID, nil, prod...)
+	in.expect(404, "GET", "/wallets/"+w.WalletID+"/balance", nil, prod...)
+	var list struct{ Items []any }
+	in.expect(200, "GET", "/vaults", nil, prod...).json(t, &list)
+	if len(list.Items) != 0 {
+		t.Errorf("production sees sandbox vaults: %v", list.Items)
+	}
+	in.expect(200, "GET", "/transactions", nil, prod...).json(t, &list)
+	if len(list.Items) != 0 {
+		t.Errorf("production sees sandbox transactions: %v", list.Items)
+	}
+	in.expect(404, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+		"destinationAddress": "0x5555555555555555555555555555555555555555", "amount": "0.1"}, prod...)
+
+	pv := in.expect(201, "POST", "/vaults", map[string]any{"name": "p"}, prod...).m(t)["vaultId"].(string)
+	pw := in.expect(201, "POST", "/vaults/"+pv+"/wallets", map[string]any{"assetSymbol": "ETH"}, prod...).m(t)["walletId"].(string)
+	r := in.expect(403, "POST", "/sandbox/deposits", map[string]any{"walletId": pw, "amount": "1"}, prod...)
+	if code := r.m(t)["error"].(map[string]any)["code"]; code != "sandbox_only" {
+		t.Errorf("code %v, want sandbox_only", code)
+	}
+	in.expect(404, "GET", "/vaults/"+pv, nil)
+
+	var id struct{ TransactionID string }
+	in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+		"destinationAddress": "0x5555555555555555555555555555555555555555", "amount": "0.1"}).json(t, &id)
+	in.expect(404, "GET", "/transactions/"+id.TransactionID, nil, prod...)
+	in.expect(404, "POST", "/transactions/"+id.TransactionID+"/cancel", nil, prod...)
+	in.expect(403, "POST", "/transactions/"+id.TransactionID+"/advance", nil, prod...)
+	in.expect(403, "POST", "/transactions/"+id.TransactionID+"/fail", nil, prod...)
+}
+
+func TestSimulatorContinuesAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "complybox.db")
+	clock := store.NewManualClock(testStart)
+	in := start(t, func(o *options) { o.path, o.clock = path, clock })
+	v := in.vault("a")
+	w := in.wallet(v, "BTC")
+	var x struct{ TransactionID string }
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "0.5"}).json(t, &x)
+	in.step(x.TransactionID, "Confirming")
+	in.stop()
+
+	in = start(t, func(o *options) { o.path, o.clock = path, clock })
+	in.step(x.TransactionID, "Completed")
+	if b := in.balance(w.WalletID); b.Total != "0.5" {
+		t.Errorf("balance %+v after the restarted simulator completed the deposit", b)
+	}
+	var assets struct{ Items []struct{ ID, Symbol string } }
+	in.expect(200, "GET", "/assets", nil).json(t, &assets)
+	for _, a := range assets.Items {
+		if a.Symbol == "BTC" && a.ID != w.AssetID {
+			t.Errorf("BTC asset id %s changed across a restart (was %s)", a.ID, w.AssetID)
+		}
+	}
+}
+
+func TestManualMoveReplacesThePendingStep(t *testing.T) {
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	secret := in.configureWebhook(rc, "transaction.status.updated")
+	v := in.vault("a")
+	w := in.wallet(v, "ETH")
+	var x struct{ TransactionID string }
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "2"}).json(t, &x)
+	in.advance(stepDelay - time.Second)
+	in.expect(200, "POST", "/transactions/"+x.TransactionID+"/advance", nil) // Confirming at 05:00:02
+	if e := verified(t, secret, rc.next(t)); e.Data["status"] != "Confirming" {
+		t.Fatalf("status %v, want Confirming", e.Data["status"])
+	}
+	in.advance(time.Second) // 05:00:03, when the replaced step was due: nothing moves
+	rc.none(t, 200*time.Millisecond)
+	in.advance(stepDelay - time.Second) // 05:00:05: the rescheduled step
+	e := verified(t, secret, rc.next(t))
+	if e.Data["status"] != "Completed" || e.Data["completedAt"] != "2026-11-21T05:00:05.000Z" {
+		t.Errorf("status %v at %v: want Completed at 05:00:05", e.Data["status"], e.Data["completedAt"])
+	}
+}
+
+func TestCustodyListsAndValidation(t *testing.T) {
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	var vaults []string
+	for i := range 5 {
+		vaults = append(vaults, in.vault(string(rune('a'+i))))
+	}
+	var page struct {
+		Items      []struct{ VaultID string }
+		NextCursor *string
+	}
+	in.expect(200, "GET", "/vaults?limit=3", nil).json(t, &page)
+	if len(page.Items) != 3 || page.Items[0].VaultID != vaults[4] || page.NextCursor == nil {
+		t.Fatalf("first page %+v: want the 3 newest and a cursor", page)
+	}
+	in.expect(200, "GET", "/vaults?limit=3&cursor="+*page.NextCursor, nil).json(t, &page)
+	if len(page.Items) != 2 || page.Items[1].VaultID != vaults[0] || page.NextCursor != nil {
+		t.Fatalf("second page %+v", page)
+	}
+	in.expect(400, "GET", "/vaults?limit=0", nil)
+	in.expect(400, "GET", "/vaults?cursor=nonsense!", nil)
+
+	eth, sol := in.wallet(vaults[0], "ETH"), in.wallet(vaults[0], "sol")
+	other := in.wallet(vaults[1], "ETH")
+	var wl struct{ Items []wallet }
+	in.expect(200, "GET", "/vaults/"+vaults[0]+"/wallets", nil).json(t, &wl)
+	if len(wl.Items) != 2 || wl.Items[0].WalletID != sol.WalletID || wl.Items[1].WalletID != eth.WalletID {
+		t.Errorf("wallets of the vault %+v", wl.Items)
+	}
+	in.expect(404, "GET", "/vaults/nope/wallets", nil)
+	if !regexp.MustCompile(`^0x[0-9a-f]{40}$`).MatchString(eth.DepositAddress) || eth.DepositAddress == other.DepositAddress {
+		t.Errorf("ETH deposit addresses %q, %q", eth.DepositAddress, other.DepositAddress)
+	}
+	if !regexp.MustCompile(`^[1-9A-HJ-NP-Za-km-z]{32,44}$`).MatchString(sol.DepositAddress) || sol.DepositTag != nil {
+		t.Errorf("SOL deposit address %q tag %v", sol.DepositAddress, sol.DepositTag)
+	}
+	if btc := in.wallet(vaults[2], "BTC"); !regexp.MustCompile(`^bc1q[02-9ac-hj-np-z]{38}$`).MatchString(btc.DepositAddress) {
+		t.Errorf("BTC deposit address %q", btc.DepositAddress)
+	}
+	if xrp := in.wallet(vaults[2], "XRP"); !regexp.MustCompile(`^r[1-9A-HJ-NP-Za-km-z]{24,34}$`).MatchString(xrp.DepositAddress) {
+		t.Errorf("XRP deposit address %q", xrp.DepositAddress)
+	}
+	in.fund(eth.WalletID, "3")
+	in.fund(other.WalletID, "1")
+	var d struct{ TransactionID string }
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": eth.WalletID, "amount": "1"}).json(t, &d)
+
+	var txs struct {
+		Items []struct{ TransactionID, Status, VaultID string }
+	}
+	in.expect(200, "GET", "/transactions?vaultId="+vaults[0], nil).json(t, &txs)
+	if len(txs.Items) != 2 || txs.Items[0].TransactionID != d.TransactionID {
+		t.Errorf("transactions of vault a %+v: want 2, newest first", txs.Items)
+	}
+	in.expect(200, "GET", "/transactions?status=Completed", nil).json(t, &txs)
+	if len(txs.Items) != 2 {
+		t.Errorf("completed transactions %+v: want the two funding deposits", txs.Items)
+	}
+	in.expect(200, "GET", "/transactions?status=Submitted&vaultId="+vaults[0], nil).json(t, &txs)
+	if len(txs.Items) != 1 || txs.Items[0].TransactionID != d.TransactionID {
+		t.Errorf("submitted transactions of vault a %+v", txs.Items)
+	}
+
+	for _, c := range []struct {
+		method, path string
+		body         any
+		field        string
+	}{
+		{"GET", "/transactions?status=Done", nil, "status"},
+		{"GET", "/transactions?status=completed", nil, "status"},
+		{"POST", "/vaults", map[string]any{"externalId": "x"}, "name"},
+		{"POST", "/vaults", map[string]any{"name": 5}, "name"},
+		{"POST", "/vaults", `{"name":`, ""},
+		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{}, "assetId"},
+		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{"assetSymbol": "DOGE"}, "assetSymbol"},
+		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{"assetId": "nope"}, "assetId"},
+		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{"assetId": eth.AssetID, "assetSymbol": "BTC"}, "assetSymbol"},
+		{"POST", "/transactions", map[string]any{"sourceWalletId": eth.WalletID, "amount": "1"}, "type"},
+		{"POST", "/transactions", map[string]any{"type": "Deposit", "sourceWalletId": eth.WalletID, "amount": "1"}, "type"},
+		{"POST", "/transactions", map[string]any{"type": "withdrawal", "sourceWalletId": eth.WalletID, "amount": "1"}, "type"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "amount": "1", "destinationAddress": "0x1"}, "sourceWalletId"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "destinationAddress": "0x1"}, "amount"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "amount": "1"}, "destinationAddress"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "amount": "1", "destinationAddress": "0x 1"}, "destinationAddress"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "amount": "1", "destinationAddress": "0x1", "destinationTag": "7"}, "destinationTag"},
+		{"POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": eth.WalletID, "amount": 1, "destinationAddress": "0x1"}, "amount"},
+		{"POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": eth.WalletID, "amount": "1"}, "destinationWalletId"},
+		{"POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": eth.WalletID, "destinationWalletId": eth.WalletID, "amount": "1"}, "destinationWalletId"},
+		{"POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": eth.WalletID, "destinationWalletId": sol.WalletID, "amount": "1"}, "destinationWalletId"},
+		{"POST", "/sandbox/deposits", map[string]any{"amount": "1"}, "walletId"},
+		{"POST", "/sandbox/deposits", map[string]any{"walletId": eth.WalletID, "amount": "1", "sourceAddress": ""}, "sourceAddress"},
+	} {
+		r := in.expect(400, c.method, c.path, c.body)
+		if f, _ := r.m(t)["error"].(map[string]any)["field"].(string); f != c.field {
+			t.Errorf("%s %s %v: field %q, want %q; body %s", c.method, c.path, c.body, f, c.field, r.Body)
+		}
+	}
+	for _, path := range []string{"/vaults/nope", "/wallets/nope", "/wallets/nope/balance", "/transactions/nope",
+		"/vaults/00000000-0000-4000-8000-000000000000", "/transactions/" + eth.WalletID} {
+		in.expect(404, "GET", path, nil)
+	}
+	r := in.expect(404, "POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": eth.WalletID,
+		"destinationWalletId": "00000000-0000-4000-8000-000000000000", "amount": "1"})
+	if code := r.m(t)["error"].(map[string]any)["code"]; code != "wallet_not_found" {
+		t.Errorf("code %v, want wallet_not_found", code)
+	}
+	in.expect(404, "POST", "/vaults/nope/wallets", map[string]any{"assetSymbol": "ETH"})
+}
+
+func TestOpenAPIDescribesTheCustodyRecords(t *testing.T) {
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	var doc struct {
+		Paths      map[string]any
+		Components struct {
+			Schemas map[string]struct{ Required []string }
+		}
+	}
+	in.expect(200, "GET", "/openapi.json", nil).json(t, &doc)
+	for _, p := range []string{"/assets", "/vaults", "/vaults/{id}", "/vaults/{id}/wallets", "/wallets/{id}",
+		"/wallets/{id}/balance", "/transactions", "/transactions/{id}", "/transactions/{id}/advance",
+		"/transactions/{id}/fail", "/transactions/{id}/cancel", "/sandbox/deposits"} {
+		if doc.Paths[p] == nil {
+			t.Errorf("openapi.json has no %s", p)
+		}
+	}
+	v := in.vault("a")
+	w := in.wallet(v, "ETH")
+	var x map[string]any
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "1"}).json(t, &x)
+	records := map[string]map[string]any{
+		"Transaction": x,
+		"Vault":       in.expect(200, "GET", "/vaults/"+v, nil).m(t),
+		"Wallet":      in.expect(200, "GET", "/wallets/"+w.WalletID, nil).m(t),
+		"Balance":     in.expect(200, "GET", "/wallets/"+w.WalletID+"/balance", nil).m(t),
+	}
+	for name, rec := range records {
+		sameKeys(t, "schema "+name, rec, doc.Components.Schemas[name].Required...)
+	}
+}
+
+func TestConfiguredAssetsAddAndReplace(t *testing.T) {
+	in := start(t, func(o *options) {
+		o.settings.Assets = []store.Asset{
+			{Symbol: "eth", Network: "ethereum", Decimals: 18, USDPrice: "4000.50", NetworkFee: "0.001"},
+			{Symbol: "DOGE", Network: "dogecoin", Decimals: 8, USDPrice: "0.1", NetworkFee: "1"},
+		}
+	})
+	var assets struct {
+		Items []map[string]any
+	}
+	in.expect(200, "GET", "/assets", nil).json(t, &assets)
+	bySymbol := map[string]map[string]any{}
+	for _, a := range assets.Items {
+		sameKeys(t, "asset", a, "id", "symbol", "network", "decimals", "usdPrice", "needsMemo", "networkFee")
+		bySymbol[a["symbol"].(string)] = a
+	}
+	if len(assets.Items) != 6 {
+		t.Errorf("%d assets, want the 5 built-ins (ETH replaced) and DOGE", len(assets.Items))
+	}
+	fields(t, "ETH", bySymbol["ETH"], map[string]any{"usdPrice": "4000.5", "networkFee": "0.001", "decimals": 18.0})
+	fields(t, "XRP", bySymbol["XRP"], map[string]any{"network": "ripple", "needsMemo": true, "decimals": 6.0})
+	fields(t, "DOGE", bySymbol["DOGE"], map[string]any{"network": "dogecoin", "decimals": 8.0})
+
+	v := in.vault("a")
+	var w wallet
+	in.expect(201, "POST", "/vaults/"+v+"/wallets", map[string]any{"assetId": bySymbol["ETH"]["id"]}).json(t, &w)
+	in.fund(w.WalletID, "1")
+	var x map[string]any
+	in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+		"destinationAddress": "0x6666666666666666666666666666666666666666", "amount": "0.5"}).json(t, &x)
+	fields(t, "withdrawal", x, map[string]any{"networkFee": "0.001", "amountUSD": "2000.25", "feeUSD": "4"})
+	if b := in.balance(w.WalletID); b.Available != "0.499" {
+		t.Errorf("available %q, want 0.499", b.Available)
+	}
+}

@@ -1,0 +1,215 @@
+package store
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// WalletActive is the status of every wallet.
+const WalletActive = "Active"
+
+// Wallet is one asset's wallet in a vault; it is also the data of
+// wallet.created.
+type Wallet struct {
+	WalletID       string  `json:"walletId"`
+	VaultID        string  `json:"vaultId"`
+	AssetID        string  `json:"assetId"`
+	Label          string  `json:"label"`
+	DepositAddress string  `json:"depositAddress"`
+	DepositTag     *string `json:"depositTag"`
+	Status         string  `json:"status"`
+	CreatedAt      Time    `json:"createdAt"`
+}
+
+type diskWallet struct {
+	Wallet
+	Seq uint64 `json:"seq"`
+}
+
+// WalletInput is the body of POST /vaults/{id}/wallets: the asset by id or
+// by symbol, and an optional label.
+type WalletInput struct {
+	AssetID     *string `json:"assetId"`
+	AssetSymbol *string `json:"assetSymbol"`
+	Label       *string `json:"label"`
+}
+
+func (t *txn) wallet(env Env, id string) (diskWallet, error) {
+	var w diskWallet
+	b := t.env(env, "wallets").Get([]byte(id))
+	if b == nil {
+		return w, NotFound("wallet", id)
+	}
+	return w, json.Unmarshal(b, &w)
+}
+
+func (t *txn) putWallet(env Env, w diskWallet) error {
+	b, err := json.Marshal(w)
+	if err != nil {
+		return err
+	}
+	return t.env(env, "wallets").Put([]byte(w.WalletID), b)
+}
+
+// resolveAsset finds the asset a wallet request names. Returns EINVALID
+// naming assetId or assetSymbol when it is missing, unknown or the two
+// disagree.
+func (t *txn) resolveAsset(env Env, in WalletInput) (Asset, error) {
+	list, _, err := t.assets(env)
+	if err != nil {
+		return Asset{}, err
+	}
+	var byID, bySymbol *Asset
+	for i := range list {
+		if in.AssetID != nil && list[i].ID == *in.AssetID {
+			byID = &list[i]
+		}
+		if in.AssetSymbol != nil && list[i].Symbol == strings.ToUpper(*in.AssetSymbol) {
+			bySymbol = &list[i]
+		}
+	}
+	switch {
+	case in.AssetID == nil && in.AssetSymbol == nil:
+		return Asset{}, Invalid("assetId", "assetId or assetSymbol is required")
+	case in.AssetID != nil && byID == nil:
+		return Asset{}, Invalid("assetId", "unknown assetId %q; GET /assets lists them", *in.AssetID)
+	case in.AssetSymbol != nil && bySymbol == nil:
+		return Asset{}, Invalid("assetSymbol", "unknown assetSymbol %q; GET /assets lists them", *in.AssetSymbol)
+	case byID != nil && bySymbol != nil && byID.ID != bySymbol.ID:
+		return Asset{}, Invalid("assetSymbol", "assetSymbol %q is not the asset of assetId %q", *in.AssetSymbol, *in.AssetID)
+	case byID != nil:
+		return *byID, nil
+	}
+	return *bySymbol, nil
+}
+
+// CreateWallet provisions a wallet for an asset in a vault, with a fresh
+// deposit address (and a deposit tag on memo chains) and a zero balance,
+// and emits wallet.created. With an Idempotency-Key seen before with the
+// same body it returns the first wallet. Returns ENOTFOUND vault_not_found,
+// EINVALID for a bad body and EIDEMPOTENCY for a key reused with another body.
+func (s *Store) CreateWallet(env Env, vaultID string, in WalletInput, idem Idem) (Wallet, error) {
+	label := ""
+	if in.Label != nil {
+		if err := checkText("label", *in.Label, 200); err != nil {
+			return Wallet{}, err
+		}
+		label = *in.Label
+	}
+	scope := "POST /vaults/" + vaultID + "/wallets"
+	var out Wallet
+	err := s.update(func(t *txn) error {
+		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
+			return err
+		}
+		if _, err := t.vault(env, vaultID); err != nil {
+			return err
+		}
+		a, err := t.resolveAsset(env, in)
+		if err != nil {
+			return err
+		}
+		w := diskWallet{Wallet: Wallet{WalletID: newID(), VaultID: vaultID, AssetID: a.ID, Label: label, Status: WalletActive, CreatedAt: At(t.now)}}
+		addrs := t.env(env, "addresses")
+		for {
+			w.DepositAddress = newAddress(a.Network)
+			if addrs.Get([]byte(w.DepositAddress)) == nil {
+				break
+			}
+		}
+		if err := addrs.Put([]byte(w.DepositAddress), []byte(w.WalletID)); err != nil {
+			return err
+		}
+		if a.NeedsMemo {
+			tag := strconv.FormatUint(uint64(rand.Uint32N(4294967295))+1, 10)
+			w.DepositTag = &tag
+		}
+		if w.Seq, err = index(t.env(env, "wallets_idx"), w.WalletID); err != nil {
+			return err
+		}
+		if err := t.putWallet(env, w); err != nil {
+			return err
+		}
+		if err := t.putBalance(env, w.WalletID, diskBalance{UpdatedAt: At(t.now)}); err != nil {
+			return err
+		}
+		if err := t.enqueue(env, DestCustody, "wallet.created", "wallet", w.WalletID, w.Wallet); err != nil {
+			return err
+		}
+		out = w.Wallet
+		return t.remember(env, scope, idem, out)
+	})
+	return out, err
+}
+
+// Wallet returns a wallet. Returns ENOTFOUND wallet_not_found.
+func (s *Store) Wallet(env Env, id string) (Wallet, error) {
+	var out Wallet
+	err := s.view(func(t *txn) error {
+		w, err := t.wallet(env, id)
+		out = w.Wallet
+		return err
+	})
+	return out, err
+}
+
+// VaultWallets lists a vault's wallets newest first. Returns ENOTFOUND
+// vault_not_found and EINVALID for a bad cursor.
+func (s *Store) VaultWallets(env Env, vaultID string, p Page) ([]Wallet, *string, error) {
+	out := []Wallet{}
+	var next *string
+	err := s.view(func(t *txn) error {
+		if _, err := t.vault(env, vaultID); err != nil {
+			return err
+		}
+		var err error
+		next, err = scanIndex(t.env(env, "wallets_idx"), p, func(id []byte) (bool, error) {
+			w, err := t.wallet(env, string(id))
+			if err != nil || w.VaultID != vaultID {
+				return false, err
+			}
+			out = append(out, w.Wallet)
+			return true, nil
+		})
+		return err
+	})
+	return out, next, err
+}
+
+// Address alphabets.
+const (
+	bech32Chars  = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+	base58Chars  = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+	rippleBase58 = "rpshnaf39wBUDNEGHJKLM4PQRST7VWXYZ2bcdeCg65jkm8oFqi1tuvAxyz"
+)
+
+// newAddress returns a random address shaped like the network's: bech32
+// P2WPKH (bc1q…) on bitcoin, base58 on solana, a classic r… address on
+// ripple, and an EVM address (0x + 40 lowercase hex) otherwise.
+func newAddress(network string) string {
+	switch network {
+	case NetworkBitcoin:
+		return "bc1q" + randomChars(bech32Chars, 38)
+	case NetworkSolana:
+		return randomChars(base58Chars[1:], 1) + randomChars(base58Chars, 43)
+	case NetworkRipple:
+		return "r" + randomChars(rippleBase58[1:], 33)
+	}
+	b := make([]byte, 20)
+	for i := range b {
+		b[i] = byte(rand.UintN(256))
+	}
+	return "0x" + hex.EncodeToString(b)
+}
+
+// randomChars returns n characters drawn uniformly from alphabet.
+func randomChars(alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
+}
