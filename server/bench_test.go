@@ -86,7 +86,7 @@ func (rc *benchReceiver) wait(b *testing.B, n int, each func(arrival)) {
 }
 
 // benchClient is a keep-alive client sized for 32 concurrent callers.
-func benchClient() *http.Client {
+func deliveryBenchClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
 }
 
@@ -125,7 +125,7 @@ func fire(b *testing.B, c *http.Client, in *node) string {
 
 func benchDrain(b *testing.B) float64 {
 	in, rc := benchBoot(b, true)
-	c := benchClient()
+	c := deliveryBenchClient()
 	var wg sync.WaitGroup
 	var next atomic.Int64
 	for range 32 {
@@ -155,7 +155,7 @@ func benchDrain(b *testing.B) float64 {
 
 func benchAPI(b *testing.B, clients int) {
 	in, rc := benchBoot(b, false)
-	c := benchClient()
+	c := deliveryBenchClient()
 	var mu sync.Mutex
 	sent := make(map[string]time.Time, b.N)
 	arrived := make(map[string]time.Time, b.N)
@@ -219,7 +219,7 @@ func benchBare(b *testing.B) float64 {
 		for range rc.done {
 		}
 	}()
-	c := benchClient()
+	c := deliveryBenchClient()
 	const secret = "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYq="
 	var wg sync.WaitGroup
 	var next atomic.Int64

@@ -453,11 +453,11 @@ func (t *txn) draftDeposit(env Env, in DepositInput) (draft, error) {
 	return d, nil
 }
 
-// submit writes a drafted transaction: it reserves the debit (ECONFLICT
+// submitTransaction writes a drafted transaction: it reserves the debit (ECONFLICT
 // insufficient_funds when available is short), marks the credit pending,
 // emits transaction.created and balance.updated, and schedules the first
 // simulator step.
-func (t *txn) submit(env Env, d draft) (Transaction, error) {
+func (t *txn) submitTransaction(env Env, d draft) (Transaction, error) {
 	x := d.x // a fresh copy on every run of the operation
 	var from *ledger
 	if d.from != nil {
@@ -541,7 +541,7 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 			return err
 		}
 		var err error
-		if out, err = t.submit(env, d); err != nil {
+		if out, err = t.submitTransaction(env, d); err != nil {
 			return err
 		}
 		return t.remember(env, scope, idem, out)

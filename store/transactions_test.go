@@ -1,37 +1,19 @@
 package store_test
 
 import (
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/complybox/complybox/store"
 )
 
 // mustOpen opens a store on a temp db with the chain simulator off.
-func mustOpen(tb testing.TB) *store.Store {
-	tb.Helper()
-	clock := store.NewManualClock(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC))
-	s, err := store.Open(filepath.Join(tb.TempDir(), "store.db"), store.Options{Now: clock.Now})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := s.Check(); err != nil {
-			tb.Errorf("db check: %v", err)
-		}
-		s.Close()
-	})
-	return s
-}
-
 func ptr(s string) *string { return &s }
 
 // TestTransactionStateMachine walks every type to every reachable status and
 // tries every move from there: exactly the moves of SPEC §4 succeed, the
 // others are ECONFLICT and change nothing.
 func TestTransactionStateMachine(t *testing.T) {
-	s := mustOpen(t)
+	s, _ := mustOpen(t)
 	env := store.Sandbox
 	v, err := s.CreateVault(env, store.VaultInput{Name: ptr("v")}, store.Idem{})
 	if err != nil {
