@@ -5,9 +5,6 @@ package store
 // and the applicant waits for an operator. Returns ENOTFOUND and ECONFLICT
 // (missing_step_data when a required step has no data).
 func (s *Store) SendToReview(env Env, extID string) (Applicant, error) {
-	if err := s.seeded(env, func(*txn) error { return nil }); err != nil {
-		return Applicant{}, err
-	}
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
 		l, err := t.applicantLevel(env, a)
 		if err != nil {
@@ -120,9 +117,6 @@ func (s *Store) SetMonitoring(env Env, extID string, on bool) (Applicant, error)
 // the other applicant type and ECONFLICT review_in_progress while a review
 // is in flight.
 func (s *Store) AssignLevel(env Env, extID, levelName string) (Applicant, error) {
-	if err := s.seeded(env, func(*txn) error { return nil }); err != nil {
-		return Applicant{}, err
-	}
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
 		l, err := t.getLevel(env, levelName)
 		if err != nil {

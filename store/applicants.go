@@ -253,9 +253,6 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 			out = a.view()
 			return nil
 		}
-		if err := t.ensureLevels(env); err != nil {
-			return err
-		}
 		lvl, err := t.getLevel(env, levelName)
 		if err != nil {
 			return err

@@ -276,7 +276,7 @@ func (s *Store) levelsFingerprint(defaults []Level) string {
 }
 
 // ensureLevels stores the default levels in env when they are missing or the
-// configuration changed since they were stored.
+// configuration changed since they were stored. Open calls it.
 func (t *txn) ensureLevels(env Env) error {
 	defaults := t.s.defaultLevels()
 	fp := t.s.levelsFingerprint(defaults)
@@ -299,11 +299,6 @@ func (t *txn) ensureLevels(env Env) error {
 		}
 	}
 	return settings.Put(settingLevelsSeed, []byte(fp))
-}
-
-// levelsSeeded reports whether ensureLevels has nothing to do.
-func (t *txn) levelsSeeded(env Env) bool {
-	return string(t.env(env, "settings").Get(settingLevelsSeed)) == t.s.levelsFingerprint(t.s.defaultLevels())
 }
 
 func (t *txn) getLevel(env Env, name string) (diskLevel, error) {
@@ -333,25 +328,10 @@ func (t *txn) useLevel(env Env, d diskLevel) error {
 	return t.putLevel(env, d)
 }
 
-// seeded runs fn in a read transaction after making sure the default
-// levels are stored.
-func (s *Store) seeded(env Env, fn func(t *txn) error) error {
-	fresh := true
-	if err := s.view(func(t *txn) error { fresh = t.levelsSeeded(env); return nil }); err != nil {
-		return err
-	}
-	if !fresh {
-		if err := s.update(func(t *txn) error { return t.ensureLevels(env) }); err != nil {
-			return err
-		}
-	}
-	return s.view(fn)
-}
-
 // Levels lists the levels of env by name.
 func (s *Store) Levels(env Env) ([]Level, error) {
 	var out []Level
-	err := s.seeded(env, func(t *txn) error {
+	err := s.view(func(t *txn) error {
 		out = nil
 		return t.env(env, "levels").ForEach(func(_, v []byte) error {
 			var d diskLevel
@@ -368,7 +348,7 @@ func (s *Store) Levels(env Env) ([]Level, error) {
 // Level returns one level. Returns ENOTFOUND (level_not_found).
 func (s *Store) Level(env Env, name string) (Level, error) {
 	var out Level
-	err := s.seeded(env, func(t *txn) error {
+	err := s.view(func(t *txn) error {
 		d, err := t.getLevel(env, name)
 		out = d.Level
 		return err
@@ -384,9 +364,6 @@ func (s *Store) CreateLevel(env Env, l Level) (Level, error) {
 		return Level{}, err
 	}
 	err := s.update(func(t *txn) error {
-		if err := t.ensureLevels(env); err != nil {
-			return err
-		}
 		if _, err := t.getLevel(env, l.Name); err == nil {
 			return Conflict("level_exists", "a level named %q exists already", l.Name)
 		}
@@ -417,9 +394,6 @@ type LevelPatch struct {
 func (s *Store) PatchLevel(env Env, name string, p LevelPatch) (Level, error) {
 	var out Level
 	err := s.update(func(t *txn) error {
-		if err := t.ensureLevels(env); err != nil {
-			return err
-		}
 		d, err := t.getLevel(env, name)
 		if err != nil {
 			return err

@@ -86,6 +86,10 @@ func Open(path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if err := s.update(func(t *txn) error { return t.seed() }); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	return s, nil
 }
 
@@ -232,6 +236,21 @@ func initBuckets(tx *bolt.Tx) error {
 			if _, err := root.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// seed stores what the configuration defines in every environment — the
+// levels and the asset catalog — once at start-up, so no business operation
+// has to check for it.
+func (t *txn) seed() error {
+	for _, env := range Envs() {
+		if err := t.ensureLevels(env); err != nil {
+			return err
+		}
+		if _, _, err := t.assets(env); err != nil {
+			return err
 		}
 	}
 	return nil

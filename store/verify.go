@@ -32,7 +32,7 @@ type upload struct {
 func (s *Store) prepare(env Env, extID string) (*diskApplicant, Level, error) {
 	var a *diskApplicant
 	var l Level
-	err := s.seeded(env, func(t *txn) error {
+	err := s.view(func(t *txn) error {
 		var err error
 		if a, err = t.getApplicant(env, extID); err != nil {
 			return err
