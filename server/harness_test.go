@@ -2,20 +2,16 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/complybox/complybox/dispatch"
-	"github.com/complybox/complybox/server"
 	"github.com/complybox/complybox/store"
 )
 
@@ -48,64 +44,11 @@ type options struct {
 // start starts an instance and stops it in cleanup. mods edit the options.
 func start(t testing.TB, mods ...func(*options)) *instance {
 	t.Helper()
-	o := &options{
-		path: filepath.Join(t.TempDir(), "complybox.db"),
-		settings: store.Settings{
-			PublicURL: "http://127.0.0.1:8080",
-			KYC:       store.KYCSettings{ReviewDelay: 2 * time.Second},
-			Chain:     store.ChainSettings{AutoAdvance: true, StepDelay: 3 * time.Second},
-		},
-		dispatch: dispatch.Config{
-			PollInterval:   5 * time.Second,
-			AttemptTimeout: 2 * time.Second,
-			RetryDelays:    []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute},
-			MaxAttempts:    5,
-			Concurrency:    16,
-			Jitter:         func() float64 { return 0 },
-		},
-	}
-	for _, m := range mods {
-		m(o)
-	}
-	if o.clock == nil {
-		o.clock = store.NewManualClock(testStart)
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := store.Open(o.path, store.Options{Now: o.clock.Now, Logger: logger, Settings: o.settings})
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	if _, err := st.InitCallback(); err != nil {
-		t.Fatalf("init callback: %v", err)
-	}
-	o.dispatch.Now = o.clock.Now
-	d := dispatch.New(st, o.dispatch, logger)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); d.Run(ctx) }()
-	srv := httptest.NewServer(server.New(st, d, server.Config{PublicURL: o.settings.PublicURL, Version: "test"}, logger))
-	in := &instance{t: t, URL: srv.URL, Path: o.path, Store: st, Disp: d, Clock: o.clock}
-	_, in.Secret, err = st.CreateCredential(store.Sandbox, store.RolePartner, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	creds, _ := st.Credentials()
-	in.Key = creds[len(creds)-1].Key
-	var once sync.Once
-	in.stop = func() {
-		once.Do(func() {
-			srv.Close()
-			cancel()
-			wg.Wait()
-			if err := st.Check(); err != nil {
-				t.Errorf("db check: %v", err)
-			}
-			st.Close()
-		})
-	}
-	t.Cleanup(in.stop)
-	return in
+	return boot(t, func(o *bootOptions) {
+		for _, m := range mods {
+			m(&o.options)
+		}
+	}).instance
 }
 
 // credential makes another credential and returns its key and secret.
@@ -215,34 +158,26 @@ type received struct {
 	At     time.Time // the instance clock when it arrived
 }
 
-// receiver is a webhook receiver on 127.0.0.1. It answers with status(n) for
-// its n-th request (1-based); 200 when status is nil.
+// receiver is a webhook receiver on 127.0.0.1 (see newReceiver and
+// handlerReceiver).
 type receiver struct {
 	*httptest.Server
 	got chan received
 
-	mu     sync.Mutex
-	n      int
-	status func(n int) int
+	mu sync.Mutex
+	n  int
 }
 
+// newReceiver returns a receiver that answers with status(n) for its n-th
+// request (1-based); 200 when status is nil.
 func newReceiver(t testing.TB, clock *store.ManualClock, status func(n int) int) *receiver {
-	rc := &receiver{got: make(chan received, 10000), status: status}
-	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.n++
-		n := rc.n
-		rc.mu.Unlock()
-		rc.got <- received{Header: r.Header.Clone(), Body: b, At: clock.Now()}
+	return handlerReceiver(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
 		code := http.StatusOK
-		if rc.status != nil {
-			code = rc.status(n)
+		if status != nil {
+			code = status(n)
 		}
 		w.WriteHeader(code)
-	}))
-	t.Cleanup(rc.Close)
-	return rc
+	})
 }
 
 // next waits for the receiver's next request.
