@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"math/big"
 	"math/rand/v2"
 	"strings"
@@ -78,7 +79,7 @@ func (t *txn) move(env Env, x diskTransaction, status, reason string) (Transacti
 		x.FailureReason = &reason
 	}
 	if terminal(status) {
-		x.CompletedAt = At(t.now)
+		x.CompletedAt, x.Final = At(t.now), true
 	}
 	x.priceUSD(a)
 	if err := t.enqueue(env, DestCustody, "transaction.status.updated", "transaction", x.TransactionID, x.statusData()); err != nil {
@@ -158,8 +159,57 @@ func (t *txn) chainStep(j Job) error {
 	if string(x.ChainKey) != string(j.Key) || terminal(x.Status) {
 		return nil
 	}
+	if !t.s.settings.Chain.AutoAdvance { // scheduled before the simulator was turned off
+		x.ChainKey = nil
+		return t.putTransaction(j.Env, x)
+	}
 	_, err = t.move(j.Env, x, nextStatus(x.Transaction), "")
 	return err
+}
+
+// ResumeSimulator gives every transaction in flight without a pending
+// simulator step (created while the simulator was off) a step due after
+// the step delay, so turning auto_advance on and restarting moves them.
+// It does nothing while the simulator is off.
+func (s *Store) ResumeSimulator() error {
+	if !s.settings.Chain.AutoAdvance {
+		return nil
+	}
+	return s.update(func(t *txn) error {
+		for _, env := range Envs() {
+			var stalled []diskTransaction
+			err := t.env(env, "transactions").ForEach(func(id, v []byte) error {
+				if len(v) < 8 {
+					return nil
+				}
+				var l txLedger
+				if err := json.Unmarshal(v[8:], &l); err != nil {
+					return err
+				}
+				if l.ChainKey != nil || l.Final {
+					return nil
+				}
+				x, err := t.transaction(env, string(id))
+				if err != nil || terminal(x.Status) {
+					return err
+				}
+				stalled = append(stalled, x)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, x := range stalled {
+				if err := t.scheduleStep(env, &x); err != nil {
+					return err
+				}
+				if err := t.putTransaction(env, x); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // AdvanceTransaction moves a transaction one step along its path, as the

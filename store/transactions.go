@@ -89,6 +89,7 @@ type txLedger struct {
 	CreditWalletID string `json:"creditWalletId,omitempty"` // the wallet credited: deposit target or transfer destination
 	CreditVaultID  string `json:"creditVaultId,omitempty"`  // its vault: a transfer between vaults is listed under both
 	ChainKey       []byte `json:"chainKey,omitempty"`       // schedule key of the pending simulator step
+	Final          bool   `json:"final,omitempty"`          // in a terminal status: no step will ever be due
 }
 
 // txCreatedData is the data of transaction.created (seed 001 §6).
