@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"testing"
+	"time"
 )
 
 // TestIdempotencyKeyComparesBodiesAsJSON: the same body with other
@@ -31,5 +32,21 @@ func TestIdempotencyKeyComparesBodiesAsJSON(t *testing.T) {
 	d2 := in.expect(201, "POST", "/vaults", `{ "externalId" : "x", "name" : "b" }`, "Idempotency-Key", "v")
 	if !bytes.Equal(d1.Body, d2.Body) {
 		t.Errorf("a reformatted vault body was not replayed")
+	}
+}
+
+// TestIdempotencyKeyLastsADay: a key binds its first body for 24 h, then it
+// is free again.
+func TestIdempotencyKeyLastsADay(t *testing.T) {
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	first := in.expect(201, "POST", "/vaults", map[string]any{"name": "a"}, "Idempotency-Key", "day")
+	in.advance(24*time.Hour - time.Second)
+	in.expect(409, "POST", "/vaults", map[string]any{"name": "b"}, "Idempotency-Key", "day")
+	if again := in.expect(201, "POST", "/vaults", map[string]any{"name": "a"}, "Idempotency-Key", "day"); !bytes.Equal(first.Body, again.Body) {
+		t.Errorf("replay within 24 h answered %s, want %s", again.Body, first.Body)
+	}
+	in.advance(2 * time.Second)
+	if later := in.expect(201, "POST", "/vaults", map[string]any{"name": "b"}, "Idempotency-Key", "day"); bytes.Equal(first.Body, later.Body) {
+		t.Error("a key older than 24 h still replayed its first response")
 	}
 }
