@@ -494,9 +494,13 @@ func TestInternalTransferCreditsTheDestination(t *testing.T) {
 	var list struct {
 		Items []struct{ TransactionID string }
 	}
-	in.expect(200, "GET", "/transactions?type=InternalTransfer&vaultId="+b, nil).json(t, &list)
+	in.expect(200, "GET", "/transactions?type=InternalTransfer&vaultId="+a, nil).json(t, &list)
 	if len(list.Items) != 1 || list.Items[0].TransactionID != id {
-		t.Errorf("the destination vault's transactions %+v: want the transfer", list.Items)
+		t.Errorf("the source vault's transactions %+v: want the transfer", list.Items)
+	}
+	in.expect(200, "GET", "/transactions?type=InternalTransfer&vaultId="+b, nil).json(t, &list)
+	if len(list.Items) != 0 {
+		t.Errorf("?vaultId= of the destination vault listed %+v: the filter matches the record's vaultId only", list.Items)
 	}
 	if bal := in.balance(src.WalletID); bal.Total != "29.5" || bal.Available != "29.5" {
 		t.Errorf("source %+v", bal)

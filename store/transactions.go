@@ -87,7 +87,6 @@ type txLedger struct {
 	Debit          string `json:"debit,omitempty"`          // base units reserved from the source wallet: amount + fee
 	Credit         string `json:"credit,omitempty"`         // base units credited on completion
 	CreditWalletID string `json:"creditWalletId,omitempty"` // the wallet credited: deposit target or transfer destination
-	CreditVaultID  string `json:"creditVaultId,omitempty"`  // its vault: a transfer between vaults is listed under both
 	ChainKey       []byte `json:"chainKey,omitempty"`       // schedule key of the pending simulator step
 	Final          bool   `json:"final,omitempty"`          // in a terminal status: no step will ever be due
 }
@@ -417,7 +416,7 @@ func (t *txn) draftTransfer(env Env, in TransactionInput) (draft, error) {
 		}
 	} else {
 		x.DestinationWalletID, x.DestinationAddress, x.DestinationTag = &d.to.WalletID, d.to.DepositAddress, d.to.DepositTag
-		x.Credit, x.CreditWalletID, x.CreditVaultID = d.credit.String(), d.to.WalletID, d.to.VaultID
+		x.Credit, x.CreditWalletID = d.credit.String(), d.to.WalletID
 	}
 	x.Debit = d.debit.String()
 	x.priceUSD(a)
@@ -449,7 +448,7 @@ func (t *txn) draftDeposit(env Env, in DepositInput) (draft, error) {
 	}
 	x.DestinationAddress, x.DestinationTag = w.DepositAddress, w.DepositTag
 	x.TxHash = strp(newTxHash(a.Network)) // detected on chain: the hash is known
-	x.Credit, x.CreditWalletID, x.CreditVaultID = amount.String(), w.WalletID, w.VaultID
+	x.Credit, x.CreditWalletID = amount.String(), w.WalletID
 	x.priceUSD(a)
 	return d, nil
 }
@@ -625,7 +624,7 @@ func (f TransactionFilter) match(x Transaction, ledger func() (txLedger, error))
 	if err != nil {
 		return false, err
 	}
-	return (f.VaultID == "" || x.VaultID == f.VaultID || l.CreditVaultID == f.VaultID) &&
+	return (f.VaultID == "" || x.VaultID == f.VaultID) &&
 		(f.WalletID == "" || (x.SourceWalletID != nil && *x.SourceWalletID == f.WalletID) || l.CreditWalletID == f.WalletID), nil
 }
 
