@@ -239,7 +239,7 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 	if err != nil {
 		return Applicant{}, false, err
 	}
-	if !named {
+	if !named || levelName == "" {
 		levelName = s.settings.KYC.DefaultIndividualLevel
 		if typ == TypeCompany {
 			levelName = s.settings.KYC.DefaultCompanyLevel
