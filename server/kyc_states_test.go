@@ -13,7 +13,9 @@ func TestReviewStatusPath(t *testing.T) {
 	rc, secret := in.kycReceiver()
 	in.createApplicant("path", "Green")
 	listed := func(reviewStatus string) bool {
-		var l struct{ Items []struct{ ExternalUserID string } }
+		var l struct {
+			Items []struct{ ExternalUserID string }
+		}
 		in.expect(200, "GET", "/v1/applicants?reviewStatus="+reviewStatus, nil).json(t, &l)
 		for _, it := range l.Items {
 			if it.ExternalUserID == "path" {
