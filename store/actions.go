@@ -168,6 +168,13 @@ func (s *Store) Erase(env Env, extID string) error {
 		}
 		a.Fields, a.Locked, a.Answers, a.ReviewJob, a.InReview = map[string]string{}, nil, nil, nil, false
 		a.ErasedAt = At(t.now)
+		// A review under way is void without its data: steps without a
+		// verdict wait for data again rather than show in_review forever.
+		for i := range a.Steps {
+			if st := &a.Steps[i]; st.ReviewStatus != ReviewCompleted && st.ReviewStatus != ReviewExpired {
+				st.set(t.now, ReviewPending, "", "", nil, "")
+			}
+		}
 		if err := t.save(env, a); err != nil {
 			return err
 		}
