@@ -99,7 +99,7 @@ type diskApplicant struct {
 	Review      Review                     `json:"review"`
 	Monitoring  bool                       `json:"monitoring,omitempty"`
 	Attempt     int                        `json:"attempt"`
-	InReview    bool                       `json:"inReview,omitempty"` // submitted, verdict not reached
+	InReview    bool                       `json:"inReview,omitempty"` // sent to review, verdict not reached
 	ReviewJob   []byte                     `json:"reviewJob,omitempty"`
 	SubmittedAt Time                       `json:"submittedAt"`
 	SessionEnd  Time                       `json:"sessionEnd"` // expiry of the latest verification session
