@@ -82,3 +82,21 @@ func TestEmptyLevelNameIsDefault(t *testing.T) {
 		t.Fatalf("level %v", c["verificationLevelName"])
 	}
 }
+
+// TestDataIsNotInFlight: steps that hold data but were not sent to review
+// leave the level free to change; once sent, level changes answer 409.
+func TestDataIsNotInFlight(t *testing.T) {
+	in := start(t)
+	in.createApplicant("nf", "Green")
+	in.expect(201, "POST", "/v1/applicants/nf/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 41))})
+	in.expect(201, "POST", "/v1/applicants/nf/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 220, 220, 42))})
+	wantStatus(t, in.status("nf"), "submitted", nil, nil, 0)
+	in.expect(200, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)
+	// The rebuilt steps show the data the applicant already holds.
+	wantSteps(t, in.stepStatuses("nf"), map[string]string{"identity_doc": "submitted", "selfie": "submitted", "liveness": "pending",
+		"poa": "pending", "questionnaire": "pending", "aml": "pending", "adverse_media": "pending"})
+	in.expect(200, "POST", "/v1/applicants/nf/levels/basic-kyc-level", nil)
+	wantStatus(t, in.status("nf"), "submitted", nil, nil, 0)
+	in.expect(200, "POST", "/v1/applicants/nf/review", nil)
+	in.expect(409, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)
+}

@@ -139,6 +139,7 @@ func (s *Store) AssignLevel(env Env, extID, levelName string) (Applicant, error)
 			return err
 		}
 		a.Level, a.Steps, a.ReviewJob, a.InReview, a.RiskLevel = l.Name, newSteps(l.Level, t.now), nil, false, RiskUnknown
+		a.dataHeld(l.Level, t.now)
 		if err := t.useLevel(env, l); err != nil {
 			return err
 		}

@@ -201,11 +201,19 @@ func (a *diskApplicant) unlock(field string) {
 	a.Locked = out
 }
 
-// inFlight reports whether a review is under way (SPEC §2).
+// inFlight reports whether a review is under way (SPEC §2): the applicant
+// was sent to review and has no verdict yet (in_review, or
+// awaitingOperatorReview). Steps that merely hold data (submitted, not yet
+// sent) do not count: the applicant can still change level or country.
 func (a *diskApplicant) inFlight() bool {
 	switch a.Review.ReviewStatus {
-	case ReviewSubmitted, ReviewInReview, ReviewAwaiting:
+	case ReviewInReview, ReviewAwaiting:
 		return true
+	}
+	for _, st := range a.Steps {
+		if st.ReviewStatus == ReviewInReview || st.ReviewStatus == ReviewAwaiting {
+			return true
+		}
 	}
 	return a.InReview
 }

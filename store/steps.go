@@ -209,6 +209,18 @@ func (a *diskApplicant) dataArrived(kind string, l Level, now time.Time) {
 	}
 }
 
+// dataHeld moves to submitted every pending step for which the applicant
+// already holds data (after a level change rebuilt the steps). Screening
+// steps hold no data of the applicant; they run at submission.
+func (a *diskApplicant) dataHeld(l Level, now time.Time) {
+	for _, st := range a.Steps {
+		if screening(st.Kind) || (st.Kind == StepQuestionnaire && a.Answers == nil) {
+			continue
+		}
+		a.dataArrived(st.Kind, l, now)
+	}
+}
+
 // checkSubmittable returns ECONFLICT unless every required step can go to
 // review: GREEN already, submitted, or pending with data.
 func (a *diskApplicant) checkSubmittable(l Level) error {
