@@ -189,7 +189,7 @@ func (s *Server) reviewHistory(w http.ResponseWriter, r *request) error {
 	q := r.URL.Query()
 	hq := store.HistoryQuery{EventType: q.Get("eventType"), Limit: store.DefaultLimit}
 	if v := q.Get("since"); v != "" || q.Has("since") {
-		t, ok := store.ParseTime(v)
+		t, ok := parseSince(v)
 		if !ok {
 			return store.Invalid("since", "since must be an ISO 8601 timestamp, e.g. 2026-11-21T05:17:44.123Z")
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestApplicantActions(t *testing.T) {
@@ -158,4 +159,20 @@ func TestKYCCatalog(t *testing.T) {
 	if len(c.EventTypes) != 9 || c.EventTypes[3].Name != "applicantReviewed" || c.EventTypes[3].EntityType != "applicant" {
 		t.Fatalf("catalog %+v", c)
 	}
+}
+
+// TestEraseDuringReview: erasing an applicant under review voids the
+// review; its steps wait for data again instead of staying in_review.
+func TestEraseDuringReview(t *testing.T) {
+	in := start(t)
+	in.createApplicant("er2", "Green")
+	in.expect(201, "POST", "/v1/applicants/er2/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 71))})
+	in.expect(201, "POST", "/v1/applicants/er2/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 220, 220, 72))})
+	in.expect(200, "POST", "/v1/applicants/er2/review", nil)
+	wantStatus(t, in.status("er2"), "in_review", nil, nil, 1)
+	in.expect(204, "DELETE", "/v1/applicants/er2", nil)
+	wantSteps(t, in.stepStatuses("er2"), map[string]string{"identity_doc": "pending", "selfie": "pending"})
+	wantStatus(t, in.status("er2"), "pending", nil, nil, 1)
+	in.advance(3 * time.Second)
+	wantStatus(t, in.status("er2"), "pending", nil, nil, 1)
 }

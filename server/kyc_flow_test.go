@@ -108,19 +108,23 @@ func TestKYCRejectFinalViaReview(t *testing.T) {
 	rc, secret := in.kycReceiver()
 	in.createApplicant("user-red", "reject")
 	body := verifyBody(t, 2)
-	// Only the document: the selfie step stays pending, nothing is submitted.
+	// Only the document: that step is submitted (it has its data), the
+	// selfie step stays pending, and the applicant is not sent to review.
 	delete(body, "selfie")
 	in.expect(400, "POST", "/v1/applicants/user-red/verify", body)
 	in.expect(201, "POST", "/v1/applicants/user-red/documents", map[string]any{"kind": "identity_doc", "side": "front", "docType": "PASSPORT", "image": body["documentFront"]})
-	wantSteps(t, in.stepStatuses("user-red"), map[string]string{"identity_doc": "pending", "selfie": "pending"})
+	wantSteps(t, in.stepStatuses("user-red"), map[string]string{"identity_doc": "submitted", "selfie": "pending"})
+	wantStatus(t, in.status("user-red"), "pending", nil, nil, 0)
 	r := in.expect(409, "POST", "/v1/applicants/user-red/review", nil)
 	if r.m(t)["error"].(map[string]any)["code"] != "missing_step_data" {
 		t.Fatalf("review without selfie: %s", r.Body)
 	}
 	in.expect(201, "POST", "/v1/applicants/user-red/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 200, 200, 9))})
+	wantStatus(t, in.status("user-red"), "submitted", nil, nil, 0)
 	in.expect(200, "POST", "/v1/applicants/user-red/review", nil)
-	wantStatus(t, in.status("user-red"), "submitted", nil, nil, 1)
-	wantSteps(t, in.stepStatuses("user-red"), map[string]string{"identity_doc": "submitted", "selfie": "submitted"})
+	// Sent to review: the reviewer has every step until review_delay passes.
+	wantStatus(t, in.status("user-red"), "in_review", nil, nil, 1)
+	wantSteps(t, in.stepStatuses("user-red"), map[string]string{"identity_doc": "in_review", "selfie": "in_review"})
 	in.expect(409, "POST", "/v1/applicants/user-red/review", nil)
 	in.expect(409, "POST", "/v1/applicants/user-red/levels/full-kyc-level", nil)
 
@@ -216,7 +220,7 @@ func TestKYBRejectMagicName(t *testing.T) {
 		in.expect(201, "POST", "/v1/applicants/kyb-r/documents", map[string]any{"kind": "company_docs", "docType": dt, "image": b64(jpegImage(t, 300, 400, uint64(90+i)))})
 	}
 	in.expect(200, "POST", "/v1/applicants/kyb-r/review", nil)
-	wantStatus(t, in.status("kyb-r"), "submitted", nil, nil, 1)
+	wantStatus(t, in.status("kyb-r"), "in_review", nil, nil, 1)
 	in.advance(2 * time.Second)
 	d := rc.reviewed(t, secret)
 	if d["externalUserId"] != "kyb-r" || d["levelName"] != "kyb-level" {

@@ -77,6 +77,16 @@ func TestReviewHistory(t *testing.T) {
 		if p = get("?since=" + url.QueryEscape("2026-11-21T05:01:00+00:00")); p.TotalItems != 12 {
 			t.Fatalf("offset form: total %d", p.TotalItems)
 		}
+		// An unencoded "+" arrives as a space; a timestamp without an offset
+		// is UTC; a calendar date is its midnight UTC.
+		for q, want := range map[string]int{
+			"2026-11-21T05:01:00+00:00": 12, "2026-11-21T06:01:00+01:00": 12, "2026-11-21T05:01:00": 12,
+			"2026-11-21": 249, "2026-11-22": 0,
+		} {
+			if p = get("?since=" + q); p.TotalItems != want {
+				t.Errorf("since=%s: total %d, want %d", q, p.TotalItems, want)
+			}
+		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		for q, field := range map[string]string{

@@ -83,10 +83,11 @@ func TestLevels(t *testing.T) {
 			t.Errorf("%s: field %q, want %q", answers, f, field)
 		}
 	}
-	// Without answers the questionnaire step stays pending and nothing is submitted.
+	// Without answers the questionnaire step stays pending and the applicant
+	// is not sent to review; the steps with data are submitted.
 	delete(body, "questionnaire")
 	wantStatus(t, in.expect(200, "POST", "/v1/applicants/q1/verify", body).m(t), "pending", nil, nil, 0)
-	wantSteps(t, in.stepStatuses("q1"), map[string]string{"identity_doc": "pending", "selfie": "pending", "questionnaire": "pending"})
+	wantSteps(t, in.stepStatuses("q1"), map[string]string{"identity_doc": "submitted", "selfie": "submitted", "questionnaire": "pending"})
 	body["questionnaire"] = map[string]any{"pep": false, "source": "savings"}
 	wantStatus(t, in.expect(200, "POST", "/v1/applicants/q1/verify", body).m(t), "completed", "GREEN", nil, 1)
 

@@ -139,6 +139,7 @@ func (s *Store) AssignLevel(env Env, extID, levelName string) (Applicant, error)
 			return err
 		}
 		a.Level, a.Steps, a.ReviewJob, a.InReview, a.RiskLevel = l.Name, newSteps(l.Level, t.now), nil, false, RiskUnknown
+		a.dataHeld(l.Level, t.now)
 		if err := t.useLevel(env, l); err != nil {
 			return err
 		}
@@ -168,6 +169,13 @@ func (s *Store) Erase(env Env, extID string) error {
 		}
 		a.Fields, a.Locked, a.Answers, a.ReviewJob, a.InReview = map[string]string{}, nil, nil, nil, false
 		a.ErasedAt = At(t.now)
+		// A review under way is void without its data: steps without a
+		// verdict wait for data again rather than show in_review forever.
+		for i := range a.Steps {
+			if st := &a.Steps[i]; st.ReviewStatus != ReviewCompleted && st.ReviewStatus != ReviewExpired {
+				st.set(t.now, ReviewPending, "", "", nil, "")
+			}
+		}
 		if err := t.save(env, a); err != nil {
 			return err
 		}

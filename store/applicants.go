@@ -99,7 +99,7 @@ type diskApplicant struct {
 	Review      Review                     `json:"review"`
 	Monitoring  bool                       `json:"monitoring,omitempty"`
 	Attempt     int                        `json:"attempt"`
-	InReview    bool                       `json:"inReview,omitempty"` // submitted, verdict not reached
+	InReview    bool                       `json:"inReview,omitempty"` // sent to review, verdict not reached
 	ReviewJob   []byte                     `json:"reviewJob,omitempty"`
 	SubmittedAt Time                       `json:"submittedAt"`
 	SessionEnd  Time                       `json:"sessionEnd"` // expiry of the latest verification session
@@ -201,11 +201,19 @@ func (a *diskApplicant) unlock(field string) {
 	a.Locked = out
 }
 
-// inFlight reports whether a review is under way (SPEC §2).
+// inFlight reports whether a review is under way (SPEC §2): the applicant
+// was sent to review and has no verdict yet (in_review, or
+// awaitingOperatorReview). Steps that merely hold data (submitted, not yet
+// sent) do not count: the applicant can still change level or country.
 func (a *diskApplicant) inFlight() bool {
 	switch a.Review.ReviewStatus {
-	case ReviewSubmitted, ReviewInReview, ReviewAwaiting:
+	case ReviewInReview, ReviewAwaiting:
 		return true
+	}
+	for _, st := range a.Steps {
+		if st.ReviewStatus == ReviewInReview || st.ReviewStatus == ReviewAwaiting {
+			return true
+		}
 	}
 	return a.InReview
 }
@@ -239,7 +247,7 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 	if err != nil {
 		return Applicant{}, false, err
 	}
-	if !named {
+	if !named || levelName == "" {
 		levelName = s.settings.KYC.DefaultIndividualLevel
 		if typ == TypeCompany {
 			levelName = s.settings.KYC.DefaultCompanyLevel

@@ -16,7 +16,7 @@ func (a *diskApplicant) magicName() string {
 }
 
 // submit sends the applicant to review: every step with data goes to
-// submitted, aml and adverse_media run. direct is the direct verification
+// in_review, aml and adverse_media run. direct is the direct verification
 // call (the sandbox reviews at once); otherwise the sandbox reviewer runs
 // after review_delay. In production the automatic checks run and the
 // applicant waits for an operator. Returns ECONFLICT when it cannot submit.
@@ -85,7 +85,7 @@ func (t *txn) screen(env Env, a *diskApplicant, screens []string, sanctionsHit b
 	return nil
 }
 
-// hold moves every submitted step to awaitingOperatorReview.
+// hold moves every step under review to awaitingOperatorReview.
 func (t *txn) hold(env Env, a *diskApplicant) error {
 	for i := range a.Steps {
 		if st := &a.Steps[i]; st.ReviewStatus == ReviewSubmitted || st.ReviewStatus == ReviewInReview {
@@ -101,7 +101,7 @@ func (t *txn) hold(env Env, a *diskApplicant) error {
 	return t.event(env, a, "applicantOnHold", nil)
 }
 
-// reviewSandbox applies the sandbox rules of SPEC 3.5 to every submitted step.
+// reviewSandbox applies the sandbox rules of SPEC 3.5 to every step under review.
 func (t *txn) reviewSandbox(env Env, a *diskApplicant) error {
 	name := a.magicName()
 	if name == "MANUAL" {

@@ -193,13 +193,31 @@ func (a *diskApplicant) hasData(kind string, l Level) bool {
 	return true // aml and adverse_media run by themselves
 }
 
-// dataArrived records that new data for step kind arrived: a RED RETRY step
-// goes back to submitted.
-func (a *diskApplicant) dataArrived(kind string, now time.Time) {
+// dataArrived records that new data for step kind arrived: a step waiting
+// for data (pending, expired, or RED RETRY) that now has what it needs goes
+// to submitted (SPEC 3.3). A FINAL step holds until reset; a step under
+// review is left alone.
+func (a *diskApplicant) dataArrived(kind string, l Level, now time.Time) {
 	for i := range a.Steps {
-		if st := &a.Steps[i]; st.Kind == kind && st.retry() {
+		st := &a.Steps[i]
+		if st.Kind != kind || !a.hasData(kind, l) {
+			continue
+		}
+		if st.ReviewStatus == ReviewPending || st.ReviewStatus == ReviewExpired || st.retry() {
 			st.set(now, ReviewSubmitted, "", "", nil, "")
 		}
+	}
+}
+
+// dataHeld moves to submitted every pending step for which the applicant
+// already holds data (after a level change rebuilt the steps). Screening
+// steps hold no data of the applicant; they run at submission.
+func (a *diskApplicant) dataHeld(l Level, now time.Time) {
+	for _, st := range a.Steps {
+		if screening(st.Kind) || (st.Kind == StepQuestionnaire && a.Answers == nil) {
+			continue
+		}
+		a.dataArrived(st.Kind, l, now)
 	}
 }
 
@@ -250,8 +268,9 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 	return nil
 }
 
-// submitSteps moves every step that has data and no verdict to submitted and
-// returns the kinds of screening steps that now run.
+// submitSteps moves every step that has data and no verdict to in_review
+// (the reviewer has it) and returns the kinds of screening steps that now
+// run.
 func (a *diskApplicant) submitSteps(l Level, now time.Time) []string {
 	var screens []string
 	for i := range a.Steps {
@@ -260,7 +279,7 @@ func (a *diskApplicant) submitSteps(l Level, now time.Time) []string {
 			continue
 		}
 		if st.ReviewStatus == ReviewSubmitted || a.hasData(st.Kind, l) {
-			st.set(now, ReviewSubmitted, "", "", nil, "")
+			st.set(now, ReviewInReview, "", "", nil, "")
 			if screening(st.Kind) {
 				screens = append(screens, st.Kind)
 			}

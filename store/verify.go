@@ -155,13 +155,13 @@ func (s *Store) Verify(env Env, extID string, in VerifyInput) (StatusView, error
 			}
 		}
 		for _, u := range ups {
-			if err := t.addDocument(env, a, u); err != nil {
+			if err := t.addDocument(env, a, l, u); err != nil {
 				return err
 			}
 		}
 		if answers != nil {
 			a.Answers = answers
-			a.dataArrived(StepQuestionnaire, t.now)
+			a.dataArrived(StepQuestionnaire, l, t.now)
 		}
 		if err := a.checkSubmittable(l); err != nil {
 			if e := AsError(err); e.Reason != "missing_step_data" {
@@ -229,7 +229,7 @@ func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 
 // addDocument stores an image and records it on the applicant, replacing a
 // document of the same kind, side and type (liveness frames accumulate).
-func (t *txn) addDocument(env Env, a *diskApplicant, u upload) error {
+func (t *txn) addDocument(env Env, a *diskApplicant, l Level, u upload) error {
 	if u.kind != StepLiveness {
 		if err := t.dropDocuments(env, a, func(d Document) bool {
 			return d.Kind == u.kind && string(d.Side) == u.side && (u.kind != StepCompanyDocs || string(d.DocType) == u.docType)
@@ -248,7 +248,7 @@ func (t *txn) addDocument(env Env, a *diskApplicant, u upload) error {
 	}
 	a.Documents = append(a.Documents, Document{Kind: u.kind, Side: NullString(u.side), DocType: NullString(u.docType),
 		UploadedAtUtc: At(t.now), SHA256: u.img.SHA256, ContentType: u.img.ContentType})
-	a.dataArrived(u.kind, t.now)
+	a.dataArrived(u.kind, l, t.now)
 	return nil
 }
 
@@ -357,7 +357,7 @@ func (s *Store) AddDocument(env Env, extID string, in DocumentInput) (Document, 
 		if err := a.acceptsData(); err != nil {
 			return err
 		}
-		if err := t.addDocument(env, a, upload{kind: in.Kind, side: in.Side, docType: in.DocType, img: img}); err != nil {
+		if err := t.addDocument(env, a, l, upload{kind: in.Kind, side: in.Side, docType: in.DocType, img: img}); err != nil {
 			return err
 		}
 		out = a.Documents[len(a.Documents)-1]
