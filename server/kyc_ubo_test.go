@@ -596,6 +596,11 @@ func TestUboPatch(t *testing.T) {
 	if row := rowOf(t, in.expect(200, "GET", "/v1/applicants/pt", nil).m(t), 0); row["fullName"] != "Pat New" || row["dateOfBirth"] != "1971-01-01" {
 		t.Fatalf("row %v", row)
 	}
+	if row := in.expect(200, "GET", "/v1/applicants/pt/ubos/0", nil).m(t); row["fullName"] != "Pat New" || row["uboIndex"] != 0.0 {
+		t.Fatalf("GET row %v", row)
+	}
+	in.expect(404, "GET", "/v1/applicants/pt/ubos/1", nil)
+	in.expect(405, "DELETE", "/v1/applicants/pt/ubos/0", nil)
 }
 
 func TestCompanyStructureFlags(t *testing.T) {

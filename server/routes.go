@@ -75,6 +75,7 @@ func (s *Server) routes() {
 	r.PATCH("/v1/applicants/:id/company-structure", s.api(s.patchCompanyStructure))
 	r.POST("/v1/applicants/:id/ubos", s.api(s.addUbo))
 	r.GET("/v1/applicants/:id/ubos", s.api(s.listUbos))
+	r.GET("/v1/applicants/:id/ubos/:uboIndex", s.api(s.getUbo))
 	r.PATCH("/v1/applicants/:id/ubos/:uboIndex", s.api(s.patchUbo))
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/spawn-kyc", s.api(s.spawnKYC))
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/regenerate-link", s.api(s.regenerateLink))

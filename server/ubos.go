@@ -35,6 +35,15 @@ func (s *Server) listUbos(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
+func (s *Server) getUbo(w http.ResponseWriter, r *request) error {
+	out, err := s.store.Ubo(r.env, r.params.ByName("id"), r.params.ByName("uboIndex"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, out)
+	return nil
+}
+
 func (s *Server) patchUbo(w http.ResponseWriter, r *request) error {
 	var in store.UboInput
 	if err := decode(r.Request, &in); err != nil {

@@ -480,3 +480,22 @@ func (s *Store) PatchUbo(env Env, extID, index string, in UboInput) (UboPatched,
 	})
 	return out, err
 }
+
+// Ubo returns one row. Returns ENOTFOUND (applicant, ubo_not_found) and
+// EINVALID not_a_company.
+func (s *Store) Ubo(env Env, extID, index string) (UboRow, error) {
+	var out UboRow
+	err := s.view(func(t *txn) error {
+		a, err := t.company(env, extID)
+		if err != nil {
+			return err
+		}
+		i, r, err := a.row(index)
+		if err != nil {
+			return err
+		}
+		out = r.view(i)
+		return nil
+	})
+	return out, err
+}
