@@ -652,3 +652,21 @@ func TestUboOpenAPI(t *testing.T) {
 		}
 	}
 }
+
+func TestUboRowAfterVerdictReopensCompany(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createCompany("late-row", "Late Row")
+	in.submitCompany("late-row", 70)
+	wantReviewed(t, rc.reviewed(t, secret), nil, "GREEN", nil)
+
+	// A beneficial owner declared after the verdict must be verified too.
+	in.expect(201, "POST", "/v1/applicants/late-row/ubos", map[string]any{"fullName": "Nia New", "roles": []string{"ubo"}, "ownershipPercent": 51})
+	wantStatus(t, in.status("late-row"), "in_review", nil, nil, 1)
+	in.spawn(201, "late-row", 0, nil)
+	in.expect(200, "POST", "/v1/applicants/late-row.ubo.1/verify", verifyBody(t, 80))
+	got := rc.reviewedSet(t, secret, 2)
+	wantReviewed(t, got["late-row.ubo.1"], "late-row", "GREEN", nil)
+	wantReviewed(t, got["late-row"], nil, "GREEN", nil)
+	wantStatus(t, in.status("late-row"), "completed", "GREEN", nil, 1)
+}
