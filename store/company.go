@@ -177,10 +177,10 @@ func (t *txn) syncChild(env Env, c *diskApplicant) error {
 		}
 		return err
 	}
-	if c.UboRow >= len(p.Ubos) || p.Ubos[c.UboRow].LinkedApplicantID != c.ID {
+	if c.UboIndex >= len(p.Ubos) || p.Ubos[c.UboIndex].LinkedApplicantID != c.ID {
 		return nil
 	}
-	r := &p.Ubos[c.UboRow]
+	r := &p.Ubos[c.UboIndex]
 	status := childEnrollment(c)
 	if status == r.EnrollmentStatus {
 		return nil
@@ -189,7 +189,7 @@ func (t *txn) syncChild(env Env, c *diskApplicant) error {
 	if status == EnrollmentCompleted || status == EnrollmentRejected {
 		r.CompletedAt = At(t.now)
 	}
-	if err := t.appendInternal(env, p.ID, "ubo.child_"+status, map[string]any{"uboIndex": c.UboRow,
+	if err := t.appendInternal(env, p.ID, "ubo.child_"+status, map[string]any{"uboIndex": c.UboIndex,
 		"childExternalUserId": c.ExternalID, "reviewAnswer": c.Review.ReviewAnswer}); err != nil {
 		return err
 	}
@@ -420,7 +420,7 @@ func (t *txn) spawnChild(env Env, p *diskApplicant, i int, levelName *string) (*
 		ID: newID(), ExternalID: extID, Type: TypeIndividual, Level: lvl.Name, Status: StatusActive, RiskLevel: RiskUnknown,
 		Fields: map[string]string{}, Steps: newSteps(lvl.Level, t.now), CreatedAt: At(t.now),
 	}
-	c.UboParent, c.UboRow = p.ExternalID, i
+	c.UboParent, c.UboIndex = p.ExternalID, i
 	first, last := splitName(r.FullName)
 	for f, v := range map[string]string{"firstName": first, "lastName": last, "dateOfBirth": r.DateOfBirth} {
 		if v == "" || !inList(lvl.enabledFields(), f) {

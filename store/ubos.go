@@ -44,7 +44,7 @@ type uboState struct {
 	Ubos      []uboRow        `json:"ubos,omitempty"`
 	Structure *structureFlags `json:"structure,omitempty"`
 	UboParent string          `json:"uboParent,omitempty"` // child: the company's externalUserId
-	UboRow    int             `json:"uboRow,omitempty"`    // child: its row's index
+	UboIndex  int             `json:"uboIndex,omitempty"`  // child: its row's index
 }
 
 // uboRow is one row as stored.
