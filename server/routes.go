@@ -69,6 +69,16 @@ func (s *Server) routes() {
 	r.POST("/v1/applicants/:id/documents", s.api(s.addDocument))
 	r.POST("/v1/applicants/:id/sandbox/review", s.api(s.sandboxReview))
 	r.POST("/v1/admin/applicants/:id/decision", s.admin(s.decide))
+
+	// Verification: company structure and beneficial-owner rows (SPEC §3.6).
+	r.GET("/v1/applicants/:id/company-structure", s.api(s.getCompanyStructure))
+	r.PATCH("/v1/applicants/:id/company-structure", s.api(s.patchCompanyStructure))
+	r.POST("/v1/applicants/:id/ubos", s.api(s.addUbo))
+	r.GET("/v1/applicants/:id/ubos", s.api(s.listUbos))
+	r.GET("/v1/applicants/:id/ubos/:uboIndex", s.api(s.getUbo))
+	r.PATCH("/v1/applicants/:id/ubos/:uboIndex", s.api(s.patchUbo))
+	r.POST("/v1/applicants/:id/ubos/:uboIndex/spawn-kyc", s.api(s.spawnKYC))
+	r.POST("/v1/applicants/:id/ubos/:uboIndex/regenerate-link", s.api(s.regenerateLink))
 	r.GET("/v1/webhooks/events/catalog", s.api(s.kycCatalog))
 	r.GET("/l/:code", s.public(s.shortLink))
 }

@@ -34,7 +34,10 @@ func (s *Store) Reset(env Env, extID string) (Applicant, error) {
 		if err := t.appendHistory(env, a.ID, HistoryEntry{EventType: "applicant.reset", ActorType: ActorPartner}); err != nil {
 			return err
 		}
-		return t.event(env, a, "applicantReset", nil)
+		if err := t.event(env, a, "applicantReset", nil); err != nil {
+			return err
+		}
+		return t.syncChild(env, a) // UBO hook (store/company.go): a reset child's row is pending again
 	})
 }
 
@@ -168,6 +171,7 @@ func (s *Store) Erase(env Env, extID string) error {
 			return err
 		}
 		a.Fields, a.Locked, a.Answers, a.ReviewJob, a.InReview = map[string]string{}, nil, nil, nil, false
+		a.eraseUbos() // UBO hook (store/ubos.go): rows hold personal data too
 		a.ErasedAt = At(t.now)
 		// A review under way is void without its data: steps without a
 		// verdict wait for data again rather than show in_review forever.

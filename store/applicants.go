@@ -81,6 +81,7 @@ type Applicant struct {
 	Monitoring            bool               `json:"monitoring"`
 	CreatedAtUtc          Time               `json:"createdAtUtc"`
 	UpdatedAtUtc          Time               `json:"updatedAtUtc"`
+	Ubos                  *[]UboRow          `json:"ubos,omitempty"` // UBO hook (store/ubos.go): a company's rows
 }
 
 // diskApplicant is an applicant as stored.
@@ -107,6 +108,7 @@ type diskApplicant struct {
 	UpdatedAt   Time                       `json:"updatedAt"`
 	ErasedAt    Time                       `json:"erasedAt"`
 	Seq         uint64                     `json:"seq"`
+	uboState                               // UBO hook (store/ubos.go): rows, structure flags, a child's parent
 }
 
 // view returns the applicant as the API shows it.
@@ -115,6 +117,7 @@ func (a *diskApplicant) view() Applicant {
 		ID: a.ID, ExternalUserID: a.ExternalID, Type: a.Type, VerificationLevelName: a.Level,
 		Status: a.Status, RiskLevel: a.RiskLevel, LockedFields: a.Locked, Documents: a.Documents,
 		Review: a.Review, Monitoring: a.Monitoring, CreatedAtUtc: a.CreatedAt, UpdatedAtUtc: a.UpdatedAt,
+		Ubos: a.uboView(), // UBO hook (store/ubos.go)
 	}
 	info := map[string]*string{}
 	for _, f := range fieldsOf(a.Type) {
@@ -289,6 +292,9 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 			}
 			a.Fields[f] = v
 			a.lock(f)
+		}
+		if err := a.addUbosOnCreate(in["ubos"], t.now); err != nil { // UBO hook (store/ubos.go): ubos[] on company create
+			return err
 		}
 		if a.Seq, err = index(t.env(env, "applicants_idx"), extID); err != nil {
 			return err

@@ -259,6 +259,9 @@ func (t *txn) expireSession(j Job) error {
 	if err := t.save(j.Env, a); err != nil {
 		return err
 	}
-	return t.appendHistory(j.Env, a.ID, HistoryEntry{EventType: "enrollment.expired", ActorType: ActorSystem,
-		Details: map[string]any{"shortCode": x.ShortCode}})
+	if err := t.appendHistory(j.Env, a.ID, HistoryEntry{EventType: "enrollment.expired", ActorType: ActorSystem,
+		Details: map[string]any{"shortCode": x.ShortCode}}); err != nil {
+		return err
+	}
+	return t.syncChild(j.Env, a) // UBO hook (store/company.go): a child's expired link shows on its row
 }
