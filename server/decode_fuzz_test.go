@@ -114,3 +114,35 @@ func checkDecodeError(t *testing.T, err error, codes ...string) {
 		t.Fatalf("validation error names no field: %v", e)
 	}
 }
+
+// TestDecodeTypeErrorsNameTheField checks the 400 of a value of the wrong
+// type: it names the field (nested ones by path) and says what was expected.
+func TestDecodeTypeErrorsNameTheField(t *testing.T) {
+	for _, c := range []struct{ body, field, want string }{
+		{`{"at":"yesterday"}`, "at", "ISO 8601 timestamp"},
+		{`{"at":5}`, "at", "ISO 8601 timestamp"},
+		{`{"atPtr":"2026-13-01T00:00:00Z"}`, "atPtr", "ISO 8601 timestamp"},
+		{`{"int":1.5}`, "int", "must be an integer"},
+		{`{"int":1e30}`, "int", "must be an integer"},
+		{`{"uint8":256}`, "uint8", "must be an integer"},
+		{`{"int64Ptr":-0.5}`, "int64Ptr", "must be an integer"},
+		{`{"int":"1"}`, "int", "must be of type integer, not string"},
+		{`{"inner":{"deep":{"score":"high"}}}`, "inner.deep.score", "must be of type number"},
+		{`{"str":1}`, "str", "must be of type string, not number"},
+		{`{"strings":{}}`, "strings", "must be of type array"},
+	} {
+		var v fuzzBody
+		err := decodeBytes([]byte(c.body), &v)
+		var e *store.Error
+		if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != c.field || !strings.Contains(e.Message, c.want) {
+			t.Errorf("%s: got %#v, want EINVALID field %q with %q", c.body, e, c.field, c.want)
+		}
+	}
+	var v fuzzBody
+	if err := decodeBytes([]byte(`{"at":"2026-11-21T05:17:44.123Z","atPtr":"2026-11-21T06:17:44+01:00"}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.At.String() != "2026-11-21T05:17:44.123Z" || v.AtPtr.String() != "2026-11-21T05:17:44.000Z" {
+		t.Errorf("decoded %v %v", v.At, v.AtPtr)
+	}
+}
