@@ -455,3 +455,32 @@ func resolveRef(t *testing.T, doc map[string]any, v any) any {
 	}
 	return cur
 }
+
+// TestIdempotencyKeyConventions: within one environment and route, the same
+// key and the same body (whitespace and key order aside) replay the first
+// response; another body is 409; another route or environment is
+// independent; after 24 h the key is free again.
+func TestIdempotencyKeyConventions(t *testing.T) {
+	in := start(t)
+	first := in.expect(201, "POST", "/vaults", `{"name":"ops","externalId":"x-1"}`, "Idempotency-Key", "k")
+	again := in.expect(201, "POST", "/vaults", "{ \"externalId\" : \"x-1\",\n \"name\": \"ops\" }", "Idempotency-Key", "k")
+	if string(first.Body) != string(again.Body) {
+		t.Fatalf("replay differs:\n%s\n%s", first.Body, again.Body)
+	}
+	expectError(t, in.do("POST", "/vaults", `{"name":"other","externalId":"x-1"}`, "Idempotency-Key", "k"), 409, "idempotency_key_reused")
+
+	var v struct{ VaultID string }
+	first.json(t, &v)
+	in.expect(201, "POST", "/vaults/"+v.VaultID+"/wallets", map[string]any{"assetSymbol": "BTC"}, "Idempotency-Key", "k")
+	key, secret := in.credential(store.Production, store.RolePartner)
+	other := in.expect(201, "POST", "/vaults", `{"name":"ops","externalId":"x-1"}`, "Idempotency-Key", "k", "X-Api-Key", key, "X-Api-Secret", secret)
+	if string(other.Body) == string(first.Body) {
+		t.Fatal("another environment replayed the sandbox response")
+	}
+
+	in.advance(24*time.Hour + time.Second)
+	later := in.expect(201, "POST", "/vaults", `{"name":"other","externalId":"x-2"}`, "Idempotency-Key", "k")
+	if string(later.Body) == string(first.Body) {
+		t.Fatal("a key older than 24 h replayed")
+	}
+}

@@ -134,9 +134,20 @@ func jsonType(k reflect.Kind) string {
 	return "number"
 }
 
-// bodyHash returns the hex SHA-256 of a body, for idempotency keys.
+// bodyHash returns the hex SHA-256 of a body, for idempotency keys. A JSON
+// body is hashed in a canonical form (compact, object keys sorted, numbers
+// as written), so whitespace and key order do not make another body.
 func bodyHash(b []byte) string {
-	h := sha256.Sum256(bytes.TrimSpace(b))
+	b = bytes.TrimSpace(b)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) == nil && !dec.More() {
+		if c, err := json.Marshal(v); err == nil {
+			b = c
+		}
+	}
+	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
 
