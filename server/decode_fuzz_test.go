@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/complybox/complybox/store"
 )
@@ -144,5 +147,21 @@ func TestDecodeTypeErrorsNameTheField(t *testing.T) {
 	}
 	if v.At.String() != "2026-11-21T05:17:44.123Z" || v.AtPtr.String() != "2026-11-21T05:17:44.000Z" {
 		t.Errorf("decoded %v %v", v.At, v.AtPtr)
+	}
+}
+
+// TestRateLimitRetryAfter: every 429 carries Retry-After in whole seconds,
+// rounded up, and at least 1.
+func TestRateLimitRetryAfter(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, c := range []struct {
+		after time.Duration
+		want  string
+	}{{0, "1"}, {200 * time.Millisecond, "1"}, {1200 * time.Millisecond, "2"}, {time.Hour, "3600"}} {
+		w := httptest.NewRecorder()
+		s.writeError(w, httptest.NewRequest("POST", "/", nil), &store.Error{Code: store.ERATELIMIT, Reason: "rate_limited", Message: "slow down", RetryAfter: c.after})
+		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != c.want {
+			t.Errorf("RetryAfter %s: %d Retry-After %q, want 429 %q", c.after, w.Code, w.Header().Get("Retry-After"), c.want)
+		}
 	}
 }
