@@ -102,8 +102,12 @@ func typeError(e *json.UnmarshalTypeError) error {
 	switch {
 	case t == reflect.TypeFor[store.Time]():
 		return store.Invalid(field, "%s must be an ISO 8601 timestamp such as \"2026-11-21T05:17:44.123Z\", not %s", field, got)
-	case strings.HasPrefix(got, "number") && isInteger(t.Kind()):
-		return store.Invalid(field, "%s must be an integer in range, not %s", field, strings.TrimPrefix(got, "number "))
+	case strings.HasPrefix(got, "number ") && isInteger(t.Kind()):
+		n := strings.TrimPrefix(got, "number ")
+		if strings.ContainsAny(n, ".eE") {
+			return store.Invalid(field, "%s must be an integer, not %s", field, n)
+		}
+		return store.Invalid(field, "%s is out of range for an integer: %s", field, n)
 	}
 	return store.Invalid(field, "%s must be of type %s, not %s", field, jsonType(t.Kind()), got)
 }
