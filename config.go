@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -360,6 +361,9 @@ func (c *Config) Validate() error {
 	if err := c.Dispatch.validate(); err != nil {
 		return err
 	}
+	if err := c.Dispatch.allowsCallback(c.KYC.CallbackURL); err != nil {
+		return err
+	}
 	if c.Chain.StepDelay < 0 {
 		return configError("chain.step_delay", "must not be negative")
 	}
@@ -444,6 +448,28 @@ func (d DispatchConfig) validate() error {
 	}
 	if !slices.Contains([]string{"never", "loopback", "always"}, d.AllowHTTP) {
 		return configError("dispatch.allow_http", "%q is not never, loopback or always", d.AllowHTTP)
+	}
+	return nil
+}
+
+// allowsCallback applies allow_http to the KYC callback URL, as PUT
+// /webhooks/outbound does to the custody URL: plain http only to a loopback
+// host under "loopback", never under "never". (Private networks are refused
+// at connect time.)
+func (d DispatchConfig) allowsCallback(raw string) error {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || u.Scheme != "http" {
+		return nil
+	}
+	switch d.AllowHTTP {
+	case "never":
+		return configError("kyc.callback_url", "%q must use https: dispatch.allow_http is \"never\"", raw)
+	case "loopback":
+		host := strings.ToLower(u.Hostname())
+		ip, err := netip.ParseAddr(host)
+		if !(err == nil && ip.IsLoopback()) && host != "localhost" && !strings.HasSuffix(host, ".localhost") {
+			return configError("kyc.callback_url", "%q must use https: plain http is allowed only to loopback hosts (dispatch.allow_http)", raw)
+		}
 	}
 	return nil
 }

@@ -261,6 +261,8 @@ func TestValidate(t *testing.T) {
 		{"SpawnLimit", "[partner_api]\nspawn_rate_limit_per_hour = 0", "partner_api.spawn_rate_limit_per_hour"},
 		{"RegenerateCap", "[partner_api]\nregenerate_link_per_child_cap_per_24h = -1", "partner_api.regenerate_link_per_child_cap_per_24h"},
 		{"CallbackURL", "[kyc]\ncallback_url = \"partner.example.com\"", "kyc.callback_url"},
+		{"CallbackURLPlainHTTP", "[kyc]\ncallback_url = \"http://partner.example.com/kyc\"", "kyc.callback_url"},
+		{"CallbackURLHTTPNever", "[kyc]\ncallback_url = \"http://127.0.0.1:9000/kyc\"\n[dispatch]\nallow_http = \"never\"", "kyc.callback_url"},
 		{"UBOLevelEmpty", "[kyc]\nubo_level = \"\"", "kyc.ubo_level"},
 		{"ReviewDelayNegative", "[kyc]\nreview_delay = \"-1s\"", "kyc.review_delay"},
 		{"SanctionsFileMissing", "[kyc]\nsanctions_file = \"/nonexistent/sanctions.txt\"", "kyc.sanctions_file"},
@@ -304,6 +306,7 @@ func TestValidate(t *testing.T) {
 	}
 	t.Run("OK", func(t *testing.T) {
 		text := "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 2\nnetwork_fee = \"0.010\"\nusd_price = \"1.5\"\n" +
+			"[kyc]\ncallback_url = \"http://localhost:9000/kyc\"\n" +
 			"[[levels]]\nname = \"crypto-kyc\"\nsteps = [{kind = \"identity_doc\"}, {kind = \"aml\"}]\npersonal_info_fields = [\"firstName\"]\n"
 		if _, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil); err != nil {
 			t.Fatal(err)
