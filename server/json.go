@@ -101,6 +101,9 @@ func typeError(e *json.UnmarshalTypeError) error {
 	}
 	switch {
 	case t == reflect.TypeFor[store.Time]():
+		if v, ok := strings.CutPrefix(got, "string "); ok {
+			got = strconv.Quote(v)
+		}
 		return store.Invalid(field, "%s must be an ISO 8601 timestamp such as \"2026-11-21T05:17:44.123Z\", not %s", field, got)
 	case strings.HasPrefix(got, "number ") && isInteger(t.Kind()):
 		n := strings.TrimPrefix(got, "number ")
