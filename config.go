@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -360,6 +361,9 @@ func (c *Config) Validate() error {
 	if err := c.Dispatch.validate(); err != nil {
 		return err
 	}
+	if err := c.Dispatch.allowsCallback(c.KYC.CallbackURL); err != nil {
+		return err
+	}
 	if c.Chain.StepDelay < 0 {
 		return configError("chain.step_delay", "must not be negative")
 	}
@@ -369,15 +373,28 @@ func (c *Config) Validate() error {
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		return configError("log.format", "%q is not text or json", c.Log.Format)
 	}
+	names := map[string]bool{}
 	for i, l := range c.Levels {
-		if err := validLevel(fmt.Sprintf("levels[%d]", i), l); err != nil {
+		key := fmt.Sprintf("levels[%d]", i)
+		if err := validLevel(key, l); err != nil {
 			return err
 		}
+		if names[l.Name] {
+			return configError(key+".name", "level %q is listed twice", l.Name)
+		}
+		names[l.Name] = true
 	}
+	symbols := map[string]bool{}
 	for i, a := range c.Assets {
-		if err := validAsset(fmt.Sprintf("assets[%d]", i), a); err != nil {
+		key := fmt.Sprintf("assets[%d]", i)
+		if err := validAsset(key, a); err != nil {
 			return err
 		}
+		sym := strings.ToUpper(a.Symbol)
+		if symbols[sym] {
+			return configError(key+".symbol", "asset %q is listed twice", sym)
+		}
+		symbols[sym] = true
 	}
 	return nil
 }
@@ -435,6 +452,28 @@ func (d DispatchConfig) validate() error {
 	return nil
 }
 
+// allowsCallback applies allow_http to the KYC callback URL, as PUT
+// /webhooks/outbound does to the custody URL: plain http only to a loopback
+// host under "loopback", never under "never". (Private networks are refused
+// at connect time.)
+func (d DispatchConfig) allowsCallback(raw string) error {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || u.Scheme != "http" {
+		return nil
+	}
+	switch d.AllowHTTP {
+	case "never":
+		return configError("kyc.callback_url", "%q must use https: dispatch.allow_http is \"never\"", raw)
+	case "loopback":
+		host := strings.ToLower(u.Hostname())
+		ip, err := netip.ParseAddr(host)
+		if !(err == nil && ip.IsLoopback()) && host != "localhost" && !strings.HasSuffix(host, ".localhost") {
+			return configError("kyc.callback_url", "%q must use https: plain http is allowed only to loopback hosts (dispatch.allow_http)", raw)
+		}
+	}
+	return nil
+}
+
 func validListen(key, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -457,82 +496,46 @@ func validHTTPURL(key, raw string) error {
 	return nil
 }
 
-// stepKinds lists the step kinds a level may use.
-func stepKinds() []string {
-	return []string{
-		store.StepIdentityDoc, store.StepSelfie, store.StepLiveness, store.StepPOA,
-		store.StepQuestionnaire, store.StepCompanyDocs, store.StepAML, store.StepAdverseMedia,
-	}
-}
-
+// validLevel checks a [[levels]] entry with the store's own level rules, so
+// a bad level stops start-up instead of being skipped later.
 func validLevel(key string, l store.Level) error {
-	if l.Name == "" {
-		return configError(key+".name", "is required")
-	}
-	if l.ApplicantType != "individual" && l.ApplicantType != "company" {
-		return configError(key+".applicant_type", "%q is not individual or company", l.ApplicantType)
-	}
-	for i, s := range l.Steps {
-		if kinds := stepKinds(); !slices.Contains(kinds, s.Kind) {
-			return configError(fmt.Sprintf("%s.steps[%d].kind", key, i), "%q is not one of %s", s.Kind, strings.Join(kinds, ", "))
-		}
-	}
-	for i, q := range l.Questionnaire {
-		qk := fmt.Sprintf("%s.questionnaire[%d]", key, i)
-		if q.ID == "" {
-			return configError(qk+".id", "is required")
-		}
-		if !slices.Contains([]string{"text", "boolean", "choice"}, q.Type) {
-			return configError(qk+".type", "%q is not text, boolean or choice", q.Type)
-		}
-		if q.Type == "choice" && len(q.Options) == 0 {
-			return configError(qk+".options", "a choice question needs options")
-		}
-	}
-	return nil
+	return storeConfigError(key, l.Validate())
 }
-
-// maxDecimals bounds an asset's decimals (Ethereum tokens use 18).
-const maxDecimals = 36
 
 func validAsset(key string, a store.Asset) error {
-	if a.Symbol == "" {
-		return configError(key+".symbol", "is required")
-	}
 	if a.ID != "" && !store.IsUUID(a.ID) {
 		return configError(key+".id", "%q is not a uuid", a.ID)
 	}
-	if a.Decimals < 0 || a.Decimals > maxDecimals {
-		return configError(key+".decimals", "must be between 0 and %d", maxDecimals)
-	}
-	if a.USDPrice != "" {
-		if _, ok := fractionDigits(a.USDPrice); !ok {
-			return configError(key+".usd_price", "%q is not a plain non-negative decimal", a.USDPrice)
-		}
-	}
-	if a.NetworkFee != "" {
-		n, ok := fractionDigits(a.NetworkFee)
-		if !ok {
-			return configError(key+".network_fee", "%q is not a plain non-negative decimal", a.NetworkFee)
-		}
-		if n > a.Decimals {
-			return configError(key+".network_fee", "%q has more fraction digits than the asset's %d decimals", a.NetworkFee, a.Decimals)
-		}
-	}
-	return nil
+	return storeConfigError(key, a.Validate())
 }
 
-// fractionDigits returns the significant fraction digits of a plain decimal
-// string (digits, at most one point; no sign, no exponent).
-func fractionDigits(s string) (int, bool) {
-	whole, frac, _ := strings.Cut(s, ".")
-	if whole == "" || strings.Trim(whole, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
-		return 0, false
+// storeConfigError turns a store validation error of the entry at key into
+// a configuration error naming the TOML key (applicantType is
+// applicant_type, steps[1].kind stays steps[1].kind).
+func storeConfigError(key string, err error) error {
+	if err == nil {
+		return nil
 	}
-	if strings.HasSuffix(s, ".") {
-		return 0, false
+	e := store.AsError(err)
+	if e.Field == "" {
+		return configError(key, "%s", e.Message)
 	}
-	return len(strings.TrimRight(frac, "0")), true
+	return configError(key+"."+snakePath(e.Field), "%s", e.Message)
+}
+
+// snakePath writes every camelCase name of a field path in snake_case.
+func snakePath(field string) string {
+	var b strings.Builder
+	for i, c := range field {
+		if c >= 'A' && c <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			c += 'a' - 'A'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // settings maps the configuration onto the store's settings. publicURL is

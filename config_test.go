@@ -261,6 +261,8 @@ func TestValidate(t *testing.T) {
 		{"SpawnLimit", "[partner_api]\nspawn_rate_limit_per_hour = 0", "partner_api.spawn_rate_limit_per_hour"},
 		{"RegenerateCap", "[partner_api]\nregenerate_link_per_child_cap_per_24h = -1", "partner_api.regenerate_link_per_child_cap_per_24h"},
 		{"CallbackURL", "[kyc]\ncallback_url = \"partner.example.com\"", "kyc.callback_url"},
+		{"CallbackURLPlainHTTP", "[kyc]\ncallback_url = \"http://partner.example.com/kyc\"", "kyc.callback_url"},
+		{"CallbackURLHTTPNever", "[kyc]\ncallback_url = \"http://127.0.0.1:9000/kyc\"\n[dispatch]\nallow_http = \"never\"", "kyc.callback_url"},
 		{"UBOLevelEmpty", "[kyc]\nubo_level = \"\"", "kyc.ubo_level"},
 		{"ReviewDelayNegative", "[kyc]\nreview_delay = \"-1s\"", "kyc.review_delay"},
 		{"SanctionsFileMissing", "[kyc]\nsanctions_file = \"/nonexistent/sanctions.txt\"", "kyc.sanctions_file"},
@@ -274,16 +276,28 @@ func TestValidate(t *testing.T) {
 		{"StepDelayNegative", "[chain]\nstep_delay = \"-3s\"", "chain.step_delay"},
 		{"LogLevel", "[log]\nlevel = \"verbose\"", "log.level"},
 		{"LogFormat", "[log]\nformat = \"xml\"", "log.format"},
-		{"LevelNoName", "[[levels]]\napplicant_type = \"individual\"", "levels[0].name"},
-		{"LevelType", "[[levels]]\nname = \"x\"\napplicant_type = \"robot\"", "levels[0].applicant_type"},
+		{"LevelNoName", "[[levels]]\napplicant_type = \"individual\"\nsteps = [{kind = \"selfie\"}]", "levels[0].name"},
+		{"LevelBadName", "[[levels]]\nname = \"my level\"\nsteps = [{kind = \"selfie\"}]", "levels[0].name"},
+		{"LevelType", "[[levels]]\nname = \"x\"\napplicant_type = \"robot\"\nsteps = [{kind = \"selfie\"}]", "levels[0].applicant_type"},
+		{"LevelNoSteps", "[[levels]]\nname = \"x\"\napplicant_type = \"individual\"", "levels[0].steps"},
 		{"LevelStepKind", "[[levels]]\nname = \"x\"\napplicant_type = \"individual\"\nsteps = [{kind = \"selfie\"}, {kind = \"dna\"}]", "levels[0].steps[1].kind"},
-		{"LevelQuestionType", "[[levels]]\nname = \"x\"\napplicant_type = \"individual\"\nquestionnaire = [{id = \"q\", type = \"essay\"}]", "levels[0].questionnaire[0].type"},
+		{"LevelStepTwice", "[[levels]]\nname = \"x\"\nsteps = [{kind = \"selfie\"}, {kind = \"selfie\"}]", "levels[0].steps[1].kind"},
+		{"LevelCompanyStep", "[[levels]]\nname = \"x\"\napplicant_type = \"company\"\nsteps = [{kind = \"selfie\"}]", "levels[0].steps[0].kind"},
+		{"LevelPersonalField", "[[levels]]\nname = \"x\"\nsteps = [{kind = \"selfie\"}]\npersonal_info_fields = [\"firstName\", \"shoeSize\"]", "levels[0].personal_info_fields[1]"},
+		{"LevelCompanyRequired", "[[levels]]\nname = \"x\"\napplicant_type = \"company\"\nsteps = [{kind = \"aml\"}]\ncompany_required_fields = [\"companyName\"]", "levels[0].company_required_fields[0]"},
+		{"LevelQuestionType", "[[levels]]\nname = \"x\"\napplicant_type = \"individual\"\nsteps = [{kind = \"questionnaire\"}]\nquestionnaire = [{id = \"q\", text = \"Why?\", type = \"essay\"}]", "levels[0].questionnaire[0].type"},
+		{"LevelQuestionText", "[[levels]]\nname = \"x\"\nsteps = [{kind = \"questionnaire\"}]\nquestionnaire = [{id = \"q\", type = \"text\"}]", "levels[0].questionnaire[0].text"},
+		{"LevelTwice", "[[levels]]\nname = \"x\"\nsteps = [{kind = \"selfie\"}]\n[[levels]]\nname = \"x\"\nsteps = [{kind = \"poa\"}]", "levels[1].name"},
 		{"AssetNoSymbol", "[[assets]]\nnetwork = \"x\"\ndecimals = 8", "assets[0].symbol"},
-		{"AssetID", "[[assets]]\nid = \"btc\"\nsymbol = \"X\"", "assets[0].id"},
-		{"AssetDecimals", "[[assets]]\nsymbol = \"X\"\ndecimals = -1", "assets[0].decimals"},
-		{"AssetPriceExponent", "[[assets]]\nsymbol = \"X\"\ndecimals = 8\nusd_price = \"1e3\"", "assets[0].usd_price"},
-		{"AssetPriceNegative", "[[assets]]\nsymbol = \"X\"\ndecimals = 8\nusd_price = \"-1\"", "assets[0].usd_price"},
-		{"AssetFeeTooPrecise", "[[assets]]\nsymbol = \"X\"\ndecimals = 2\nnetwork_fee = \"0.001\"", "assets[0].network_fee"},
+		{"AssetBadSymbol", "[[assets]]\nsymbol = \"X/Y\"\nnetwork = \"x\"", "assets[0].symbol"},
+		{"AssetNoNetwork", "[[assets]]\nsymbol = \"X\"\ndecimals = 8", "assets[0].network"},
+		{"AssetID", "[[assets]]\nid = \"btc\"\nsymbol = \"X\"\nnetwork = \"x\"", "assets[0].id"},
+		{"AssetDecimals", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = -1", "assets[0].decimals"},
+		{"AssetDecimalsHigh", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 37", "assets[0].decimals"},
+		{"AssetPriceExponent", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"1e3\"", "assets[0].usd_price"},
+		{"AssetPriceNegative", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"-1\"", "assets[0].usd_price"},
+		{"AssetFeeTooPrecise", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 2\nnetwork_fee = \"0.001\"", "assets[0].network_fee"},
+		{"AssetTwice", "[[assets]]\nsymbol = \"ltc\"\nnetwork = \"x\"\n[[assets]]\nsymbol = \"LTC\"\nnetwork = \"y\"", "assets[1].symbol"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := loadConfig(configFlags{path: writeConfig(t, tc.file+"\n")}, nil)
@@ -291,7 +305,9 @@ func TestValidate(t *testing.T) {
 		})
 	}
 	t.Run("OK", func(t *testing.T) {
-		text := "[[assets]]\nsymbol = \"X\"\ndecimals = 2\nnetwork_fee = \"0.010\"\nusd_price = \"1.5\"\n"
+		text := "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 2\nnetwork_fee = \"0.010\"\nusd_price = \"1.5\"\n" +
+			"[kyc]\ncallback_url = \"http://localhost:9000/kyc\"\n" +
+			"[[levels]]\nname = \"crypto-kyc\"\nsteps = [{kind = \"identity_doc\"}, {kind = \"aml\"}]\npersonal_info_fields = [\"firstName\"]\n"
 		if _, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -127,6 +127,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newServeCmd(a),
 		newCredentialsCmd(a),
 		newBackupCmd(a),
+		newDemoCmd(a),
 		newVerifySignatureCmd(a),
 		newVersionCmd(),
 	)
@@ -174,11 +175,16 @@ const (
 // serve runs complybox until ctx is done, then shuts down gracefully: it
 // stops accepting, lets in-flight requests finish (bounded), stops the
 // dispatcher after its in-flight attempts (bounded) and closes the db.
-func serve(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer) (err error) {
+func serve(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer) error {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	return serveOn(ctx, ln, cfg, logger, stdout)
+}
+
+// serveOn is serve on a listener already bound; it closes ln.
+func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logger, stdout io.Writer) (err error) {
 	defer ln.Close()
 	publicURL := cfg.publicURLFor(ln.Addr())
 

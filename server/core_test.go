@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -322,5 +323,164 @@ func TestEnvironmentIsolation(t *testing.T) {
 	expectError(t, in.do("GET", "/webhooks/deliveries/"+out.DeliveryID, nil), 404, "delivery_not_found")
 	if g := in.expect(200, "GET", "/webhooks/outbound", nil).m(t); g["url"] != rc.URL {
 		t.Errorf("sandbox configuration changed: %v", g)
+	}
+}
+
+// TestOpenAPIDocumentsEveryRoute walks the routes of routes.go and checks
+// that /openapi.json, a valid-looking OpenAPI 3.1 document, has each path
+// and method (path parameters may be named differently), and no operation
+// the router does not serve; that every $ref resolves; and that every
+// path parameter is declared, required, in its operation.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routeRE := regexp.MustCompile(`r\.(GET|POST|PUT|PATCH|DELETE)\("([^"]+)"`)
+	paramRE := regexp.MustCompile(`:[A-Za-z]+|\{[A-Za-z]+\}`)
+	shape := func(method, path string) string {
+		return strings.ToLower(method) + " " + paramRE.ReplaceAllString(path, "{}")
+	}
+	routes := map[string]bool{}
+	for _, m := range routeRE.FindAllStringSubmatch(string(src), -1) {
+		method, path := m[1], m[2]
+		if method == "POST" && path == "/webhooks/deliveries/:id" {
+			path = "/webhooks/deliveries/retry" // the one :id it serves
+		}
+		routes[shape(method, path)] = true
+	}
+	if len(routes) < 50 {
+		t.Fatalf("found only %d routes in routes.go", len(routes))
+	}
+
+	in := start(t)
+	r := doRequest(t, "GET", in.URL+"/openapi.json", nil)
+	var doc map[string]any
+	if r.Status != 200 || json.Unmarshal(r.Body, &doc) != nil {
+		t.Fatalf("openapi.json: %d %.200s", r.Status, r.Body)
+	}
+	if v, _ := doc["openapi"].(string); !strings.HasPrefix(v, "3.1.") {
+		t.Errorf("openapi = %q, want 3.1.x", v)
+	}
+	info, _ := doc["info"].(map[string]any)
+	if info["title"] == nil || info["version"] == nil {
+		t.Errorf("info lacks title or version: %v", info)
+	}
+	documented := map[string]bool{}
+	paths, _ := doc["paths"].(map[string]any)
+	for path, item := range paths {
+		ops, _ := item.(map[string]any)
+		for method, op := range ops {
+			switch method {
+			case "get", "put", "post", "delete", "patch", "head", "options", "trace":
+			default:
+				continue
+			}
+			key := shape(method, path)
+			documented[key] = true
+			if !routes[key] {
+				t.Errorf("openapi.json documents %s %s, which no route serves", method, path)
+			}
+			o, _ := op.(map[string]any)
+			if o["responses"] == nil {
+				t.Errorf("%s %s: no responses", method, path)
+			}
+			declared := map[string]bool{}
+			params, _ := o["parameters"].([]any)
+			common, _ := ops["parameters"].([]any)
+			for _, p := range append(params, common...) {
+				pm, _ := resolveRef(t, doc, p).(map[string]any)
+				if pm["in"] == "path" {
+					if pm["required"] != true {
+						t.Errorf("%s %s: path parameter %v is not required", method, path, pm["name"])
+					}
+					declared[pm["name"].(string)] = true
+				}
+			}
+			for _, name := range paramRE.FindAllString(path, -1) {
+				if !declared[strings.Trim(name, "{}")] {
+					t.Errorf("%s %s: path parameter %s is not declared", method, path, name)
+				}
+			}
+		}
+	}
+	for key := range routes {
+		if !documented[key] {
+			t.Errorf("openapi.json lacks the route %s", key)
+		}
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v["$ref"].(string); ok {
+				resolveRef(t, doc, v)
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(doc)
+}
+
+// resolveRef follows a local {"$ref": "#/..."} of doc, failing the test when
+// it points nowhere; other values are returned as they are.
+func resolveRef(t *testing.T, doc map[string]any, v any) any {
+	t.Helper()
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	ref, ok := m["$ref"].(string)
+	if !ok {
+		return v
+	}
+	if !strings.HasPrefix(ref, "#/") {
+		t.Errorf("$ref %q is not local", ref)
+		return nil
+	}
+	var cur any = doc
+	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		cm, _ := cur.(map[string]any)
+		if cur = cm[part]; cur == nil {
+			t.Errorf("$ref %q points nowhere", ref)
+			return nil
+		}
+	}
+	return cur
+}
+
+// TestIdempotencyKeyConventions: within one environment and route, the same
+// key and the same body (whitespace and key order aside) replay the first
+// response; another body is 409; another route or environment is
+// independent; after 24 h the key is free again.
+func TestIdempotencyKeyConventions(t *testing.T) {
+	in := start(t)
+	first := in.expect(201, "POST", "/vaults", `{"name":"ops","externalId":"x-1"}`, "Idempotency-Key", "k")
+	again := in.expect(201, "POST", "/vaults", "{ \"externalId\" : \"x-1\",\n \"name\": \"ops\" }", "Idempotency-Key", "k")
+	if string(first.Body) != string(again.Body) {
+		t.Fatalf("replay differs:\n%s\n%s", first.Body, again.Body)
+	}
+	expectError(t, in.do("POST", "/vaults", `{"name":"other","externalId":"x-1"}`, "Idempotency-Key", "k"), 409, "idempotency_key_reused")
+
+	var v struct{ VaultID string }
+	first.json(t, &v)
+	in.expect(201, "POST", "/vaults/"+v.VaultID+"/wallets", map[string]any{"assetSymbol": "BTC"}, "Idempotency-Key", "k")
+	key, secret := in.credential(store.Production, store.RolePartner)
+	other := in.expect(201, "POST", "/vaults", `{"name":"ops","externalId":"x-1"}`, "Idempotency-Key", "k", "X-Api-Key", key, "X-Api-Secret", secret)
+	if string(other.Body) == string(first.Body) {
+		t.Fatal("another environment replayed the sandbox response")
+	}
+
+	in.advance(24*time.Hour + time.Second)
+	later := in.expect(201, "POST", "/vaults", `{"name":"other","externalId":"x-2"}`, "Idempotency-Key", "k")
+	if string(later.Body) == string(first.Body) {
+		t.Fatal("a key older than 24 h replayed")
 	}
 }

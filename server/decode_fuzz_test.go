@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/complybox/complybox/store"
 )
@@ -112,5 +115,54 @@ func checkDecodeError(t *testing.T, err error, codes ...string) {
 	}
 	if e.Reason == "validation_failed" && e.Field == "" {
 		t.Fatalf("validation error names no field: %v", e)
+	}
+}
+
+// TestDecodeTypeErrorsNameTheField checks the 400 of a value of the wrong
+// type: it names the field (nested ones by path) and says what was expected.
+func TestDecodeTypeErrorsNameTheField(t *testing.T) {
+	for _, c := range []struct{ body, field, want string }{
+		{`{"at":"yesterday"}`, "at", "ISO 8601 timestamp"},
+		{`{"at":5}`, "at", "ISO 8601 timestamp"},
+		{`{"atPtr":"2026-13-01T00:00:00Z"}`, "atPtr", "ISO 8601 timestamp"},
+		{`{"int":1.5}`, "int", "must be an integer"},
+		{`{"int":1e30}`, "int", "must be an integer"},
+		{`{"uint8":256}`, "uint8", "out of range for an integer: 256"},
+		{`{"int":99999999999999999999}`, "int", "out of range for an integer"},
+		{`{"int64Ptr":-0.5}`, "int64Ptr", "must be an integer"},
+		{`{"int":"1"}`, "int", "must be of type integer, not string"},
+		{`{"inner":{"deep":{"score":"high"}}}`, "inner.deep.score", "must be of type number"},
+		{`{"str":1}`, "str", "must be of type string, not number"},
+		{`{"strings":{}}`, "strings", "must be of type array"},
+	} {
+		var v fuzzBody
+		err := decodeBytes([]byte(c.body), &v)
+		var e *store.Error
+		if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != c.field || !strings.Contains(e.Message, c.want) {
+			t.Errorf("%s: got %#v, want EINVALID field %q with %q", c.body, e, c.field, c.want)
+		}
+	}
+	var v fuzzBody
+	if err := decodeBytes([]byte(`{"at":"2026-11-21T05:17:44.123Z","atPtr":"2026-11-21T06:17:44+01:00"}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.At.String() != "2026-11-21T05:17:44.123Z" || v.AtPtr.String() != "2026-11-21T05:17:44.000Z" {
+		t.Errorf("decoded %v %v", v.At, v.AtPtr)
+	}
+}
+
+// TestRateLimitRetryAfter: every 429 carries Retry-After in whole seconds,
+// rounded up, and at least 1.
+func TestRateLimitRetryAfter(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, c := range []struct {
+		after time.Duration
+		want  string
+	}{{0, "1"}, {200 * time.Millisecond, "1"}, {1200 * time.Millisecond, "2"}, {time.Hour, "3600"}} {
+		w := httptest.NewRecorder()
+		s.writeError(w, httptest.NewRequest("POST", "/", nil), &store.Error{Code: store.ERATELIMIT, Reason: "rate_limited", Message: "slow down", RetryAfter: c.after})
+		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != c.want {
+			t.Errorf("RetryAfter %s: %d Retry-After %q, want 429 %q", c.after, w.Code, w.Header().Get("Retry-After"), c.want)
+		}
 	}
 }

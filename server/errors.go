@@ -47,8 +47,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Code == store.EINTERNAL {
 		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "requestId", requestID(r), "err", err)
 	}
-	if e.Code == store.ERATELIMIT && e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	if e.Code == store.ERATELIMIT {
+		// Every 429 says when to come back: whole seconds, rounded up, at least 1.
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(e.RetryAfter.Seconds())))))
 	}
 	reason := e.Reason
 	if reason == "" {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -76,11 +77,7 @@ func decodeBytes(b []byte, v any) error {
 func jsonError(err error) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		field := typeErr.Field
-		if field == "" {
-			field = "body"
-		}
-		return store.Invalid(field, "%s must be of type %s, not %s", field, jsonType(typeErr.Type.Kind().String()), typeErr.Value)
+		return typeError(typeErr)
 	}
 	var e *store.Error
 	if errors.As(err, &e) {
@@ -89,23 +86,75 @@ func jsonError(err error) error {
 	return store.Errorf(store.EINVALID, "malformed_json", "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
-func jsonType(kind string) string {
-	switch kind {
-	case "string":
+// typeError is EINVALID naming the field of a value of the wrong type: a
+// fraction or out-of-range number for an integer, a string that is not a
+// timestamp, or a value of another JSON type.
+func typeError(e *json.UnmarshalTypeError) error {
+	field := e.Field
+	if field == "" {
+		field = "body"
+	}
+	got := e.Value
+	t := e.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == reflect.TypeFor[store.Time]():
+		if v, ok := strings.CutPrefix(got, "string "); ok {
+			got = strconv.Quote(v)
+		}
+		return store.Invalid(field, "%s must be an ISO 8601 timestamp such as \"2026-11-21T05:17:44.123Z\", not %s", field, got)
+	case strings.HasPrefix(got, "number ") && isInteger(t.Kind()):
+		n := strings.TrimPrefix(got, "number ")
+		if strings.ContainsAny(n, ".eE") {
+			return store.Invalid(field, "%s must be an integer, not %s", field, n)
+		}
+		return store.Invalid(field, "%s is out of range for an integer: %s", field, n)
+	}
+	return store.Invalid(field, "%s must be of type %s, not %s", field, jsonType(t.Kind()), got)
+}
+
+func isInteger(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
+// jsonType names the JSON type a Go kind decodes from.
+func jsonType(k reflect.Kind) string {
+	switch {
+	case k == reflect.String:
 		return "string"
-	case "bool":
+	case k == reflect.Bool:
 		return "boolean"
-	case "slice", "array":
+	case k == reflect.Slice || k == reflect.Array:
 		return "array"
-	case "map", "struct", "ptr":
+	case k == reflect.Map || k == reflect.Struct || k == reflect.Interface:
 		return "object"
+	case isInteger(k):
+		return "integer"
 	}
 	return "number"
 }
 
-// bodyHash returns the hex SHA-256 of a body, for idempotency keys.
+// bodyHash returns the hex SHA-256 of a body, for idempotency keys. A JSON
+// body is hashed in a canonical form (compact, object keys sorted, numbers
+// as written), so whitespace and key order do not make another body.
 func bodyHash(b []byte) string {
-	h := sha256.Sum256(bytes.TrimSpace(b))
+	b = bytes.TrimSpace(b)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) == nil && !dec.More() {
+		if c, err := json.Marshal(v); err == nil {
+			b = c
+		}
+	}
+	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
 

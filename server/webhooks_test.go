@@ -99,6 +99,17 @@ func TestWebhookConfig(t *testing.T) {
 			t.Error("the kept secret does not verify")
 		}
 	})
+	t.Run("DuplicateTypesOnce", func(t *testing.T) {
+		v := in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc.URL,
+			"subscribedEventTypes": []string{"wallet.created", "balance.updated", "wallet.created"}}).m(t)
+		if got := v["subscribedEventTypes"].([]any); len(got) != 2 || got[0] != "wallet.created" || got[1] != "balance.updated" {
+			t.Errorf("subscribedEventTypes %v", got)
+		}
+		v = in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc.URL, "subscribedEventTypes": []string{}}).m(t)
+		if got, ok := v["subscribedEventTypes"].([]any); !ok || len(got) != 0 {
+			t.Errorf("an empty subscription became %v", v["subscribedEventTypes"])
+		}
+	})
 	t.Run("URLChangeRotates", func(t *testing.T) {
 		rc2 := newReceiver(t, in.Clock, nil)
 		v := in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc2.URL}).m(t)
@@ -129,6 +140,7 @@ func TestWebhookConfig(t *testing.T) {
 			{`{"url":"` + rc.URL + `","subscribedEventTypes":["wallet.created","nope"]}`, "subscribedEventTypes[1]"},
 			{`{"url":"` + rc.URL + `","subscribedEventTypes":"wallet.created"}`, "subscribedEventTypes"},
 			{`{"url":`, ""},
+			{`{"url":"https://hooks.example.com/` + strings.Repeat("a", 2048) + `"}`, "url"},
 		} {
 			r := in.expect(400, "PUT", "/webhooks/outbound", c.body)
 			var e struct {
@@ -381,6 +393,8 @@ func TestBulkRetry(t *testing.T) {
 		{`{"status":"dead","since":"yesterday"}`, "since"},
 		{`{"status":"dead","until":5}`, "until"},
 		{`{"status":"dead","destination":"mars"}`, "destination"},
+		{`{"status":"dead","since":"2026-11-21T05:02:00Z","until":"2026-11-21T05:01:00Z"}`, "until"},
+		{`{"status":"dead","since":"2026-11-21T05:02:00Z","until":"2026-11-21T05:02:00Z"}`, "until"},
 	} {
 		var e struct{ Error struct{ Field string } }
 		in.expect(400, "POST", "/webhooks/deliveries/retry", c.body).json(t, &e)

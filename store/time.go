@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"reflect"
 	"time"
 )
 
@@ -37,21 +38,43 @@ func (t Time) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler; it accepts null and RFC 3339.
+// Anything else is a *json.UnmarshalTypeError of type Time, so the decoder
+// names the field and the server can say what a timestamp looks like.
 func (t *Time) UnmarshalJSON(b []byte) error {
 	var s *string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return err
+		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[Time]()}
 	}
 	if s == nil || *s == "" {
 		*t = Time{}
 		return nil
 	}
-	v, err := time.Parse(time.RFC3339Nano, *s)
-	if err != nil {
-		return err
+	v, ok := ParseTime(*s)
+	if !ok {
+		return &json.UnmarshalTypeError{Value: "string " + *s, Type: reflect.TypeFor[Time]()}
 	}
 	*t = At(v)
 	return nil
+}
+
+// jsonKind names the kind of a JSON value for an error message.
+func jsonKind(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '"':
+		return "string"
+	}
+	return "number"
 }
 
 // ParseTime parses an ISO 8601 timestamp (RFC 3339, with or without fraction).

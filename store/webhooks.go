@@ -119,11 +119,19 @@ func (s *Store) SetWebhook(ctx context.Context, env Env, rawURL string, subscrib
 	if err := s.CheckWebhookURL(ctx, "url", rawURL); err != nil {
 		return WebhookView{}, err
 	}
+	var types []string // nil (every type) stays nil; duplicates are dropped
+	if subscribed != nil {
+		types = []string{}
+	}
 	for i, name := range subscribed {
 		if !inCatalog(CustodyCatalog(), name) {
 			return WebhookView{}, Invalid("subscribedEventTypes["+itoa(i)+"]", "unknown event type %q", name)
 		}
+		if !inList(types, name) {
+			types = append(types, name)
+		}
 	}
+	subscribed = types
 	var v WebhookView
 	err := s.update(func(t *txn) error {
 		c, err := t.webhookConfig(env)
@@ -151,12 +159,18 @@ func (s *Store) SetWebhook(ctx context.Context, env Env, rawURL string, subscrib
 	return v, err
 }
 
+// maxWebhookURL bounds the length of a webhook URL.
+const maxWebhookURL = 2048
+
 // CheckWebhookURL applies the URL policy: http(s) only, http only as
 // allow_http says, loopback only unless allow_http is never, private networks
 // only when allowed. Returns EINVALID naming field.
 func (s *Store) CheckWebhookURL(ctx context.Context, field, raw string) error {
 	if raw == "" {
 		return Invalid(field, "%s is required", field)
+	}
+	if len(raw) > maxWebhookURL {
+		return Invalid(field, "%s must be at most %d characters", field, maxWebhookURL)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || !u.IsAbs() {
