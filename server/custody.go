@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -15,25 +13,7 @@ func idem(r *request, body []byte) store.Idem {
 	if key == "" {
 		return store.Idem{}
 	}
-	return store.Idem{Key: key, BodyHash: bodyHash(canonicalJSON(body))}
-}
-
-// canonicalJSON re-encodes a JSON body with sorted keys and no spaces, so
-// that the same body sent with other whitespace or key order counts as the
-// same body for Idempotency-Key. A body that does not parse is returned
-// unchanged (it is refused later anyway).
-func canonicalJSON(body []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return body
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return body
-	}
-	return out
+	return store.Idem{Key: key, BodyHash: bodyHash(body)}
 }
 
 // decodeIdem reads the body into v and returns the request's idempotency
