@@ -506,3 +506,10 @@ func (s *Store) SDKSubmit(token string) (SDKState, error) {
 		return t.submit(x.Env, a, l, false)
 	})
 }
+
+// LegalForms lists the accepted values of legalForm, lower case (for the
+// hosted UI's choice).
+func LegalForms() []string { return legalForms() }
+
+// IDDocTypes lists the identity document types.
+func IDDocTypes() []string { return idDocTypes() }
