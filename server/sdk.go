@@ -417,12 +417,7 @@ func (ui *sdkUI) build(token string, st store.SDKState, requested string) *sdkPa
 		}
 	}
 	if p.Step == "" {
-		for _, n := range p.Nav {
-			if !n.Done {
-				p.Step = n.Key
-				break
-			}
-		}
+		p.Step = p.next("")
 	}
 	for i := range p.Nav {
 		if p.Nav[i].Key == p.Step {
@@ -431,6 +426,36 @@ func (ui *sdkUI) build(token string, st store.SDKState, requested string) *sdkPa
 	}
 	p.fill()
 	return p
+}
+
+// next returns the step to show after step after ("" for the start): the
+// first open step after it, else the first open step, else review. A fresh
+// applicant starts with the personal data, even if the partner gave all of
+// it, so they see what was given.
+func (p *sdkPage) next(after string) string {
+	if after == "" && len(p.Nav) > 0 && p.Nav[0].Key == "personal" {
+		fresh := len(p.State.Documents) == 0
+		for _, q := range p.State.Questionnaire {
+			fresh = fresh && string(q.Answer) == "null"
+		}
+		if fresh {
+			return "personal"
+		}
+	}
+	start := 0
+	for i, n := range p.Nav {
+		if n.Key == after {
+			start = i + 1
+		}
+	}
+	for _, from := range []int{start, 0} {
+		for _, n := range p.Nav[from:] {
+			if !n.Done {
+				return n.Key
+			}
+		}
+	}
+	return "review"
 }
 
 // fill prepares the forms of the current step.
@@ -606,11 +631,15 @@ func (ui *sdkUI) formError(w http.ResponseWriter, r *http.Request, token, step s
 	ui.render(w, r, p, status)
 }
 
-// done answers a successful form post: back to the page, which shows the
-// next open step.
-func (ui *sdkUI) done(w http.ResponseWriter, r *http.Request, token string) {
+// done answers a successful form post of step with a redirect to the page:
+// the next open step, or the page itself once it no longer shows steps.
+func (ui *sdkUI) done(w http.ResponseWriter, r *http.Request, token string, st store.SDKState, step string) {
 	sdkHeaders(w)
-	http.Redirect(w, r, "/sdk/"+url.PathEscape(token), http.StatusSeeOther)
+	target := "/sdk/" + url.PathEscape(token)
+	if p := ui.build(token, st, ""); p.Mode == "step" {
+		target += "?step=" + url.QueryEscape(p.next(step))
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
 // page renders GET /sdk/{token}?step=….
@@ -670,19 +699,21 @@ func (ui *sdkUI) postPersonalInfo(w http.ResponseWriter, r *http.Request, ps htt
 			in[f.Name] = json.RawMessage("null")
 		}
 	}
-	if _, err := ui.s.store.SDKPersonalInfo(token, in); err != nil {
+	st, err = ui.s.store.SDKPersonalInfo(token, in)
+	if err != nil {
 		ui.formError(w, r, token, "personal", err, r.PostForm)
 		return
 	}
-	ui.done(w, r, token)
+	ui.done(w, r, token, st, "personal")
 }
 
 // postDocuments takes an upload form (multipart).
 func (ui *sdkUI) postDocuments(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
 	up, err := readUpload(r)
+	var st store.SDKState
 	if err == nil {
-		_, err = ui.s.store.SDKAddDocuments(token, up)
+		st, err = ui.s.store.SDKAddDocuments(token, up)
 	}
 	if err != nil {
 		if store.ErrorCode(err) == store.ETOOLARGE {
@@ -692,7 +723,7 @@ func (ui *sdkUI) postDocuments(w http.ResponseWriter, r *http.Request, ps httpro
 		ui.formError(w, r, token, up.Kind, err, nil)
 		return
 	}
-	ui.done(w, r, token)
+	ui.done(w, r, token, st, up.Kind)
 }
 
 // postQuestionnaire takes the questionnaire form: inputs "q.<id>"; a
@@ -722,22 +753,24 @@ func (ui *sdkUI) postQuestionnaire(w http.ResponseWriter, r *http.Request, ps ht
 		}
 		answers[q.ID] = b
 	}
-	if _, err := ui.s.store.SDKAnswers(token, answers); err != nil {
+	st, err = ui.s.store.SDKAnswers(token, answers)
+	if err != nil {
 		ui.formError(w, r, token, "questionnaire", err, r.PostForm)
 		return
 	}
-	ui.done(w, r, token)
+	ui.done(w, r, token, st, "questionnaire")
 }
 
 // postSubmit sends the applicant to review; the page then waits for the
 // verdict.
 func (ui *sdkUI) postSubmit(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
-	if _, err := ui.s.store.SDKSubmit(token); err != nil {
+	st, err := ui.s.store.SDKSubmit(token)
+	if err != nil {
 		ui.formError(w, r, token, "review", err, nil)
 		return
 	}
-	ui.done(w, r, token)
+	ui.done(w, r, token, st, "review")
 }
 
 // asset serves the embedded stylesheet and script. With ?v= of the
