@@ -655,3 +655,23 @@ func TestSDKRetry(t *testing.T) {
 		}
 	}
 }
+
+func TestSDKOpenAPI(t *testing.T) {
+	in := start(t)
+	var doc struct {
+		Paths      map[string]map[string]any
+		Components struct{ SecuritySchemes, Schemas map[string]any }
+	}
+	doRequest(t, "GET", in.URL+"/openapi.json", nil).json(t, &doc)
+	for path, method := range map[string]string{
+		"/api/v1/sdk/state": "get", "/api/v1/sdk/personal-info": "post", "/api/v1/sdk/documents": "post",
+		"/api/v1/sdk/submit": "post", "/sdk/{token}": "get", "/sdk/{token}/documents": "post", "/sdk/{token}/return": "get",
+	} {
+		if doc.Paths[path][method] == nil {
+			t.Errorf("openapi: no %s %s", method, path)
+		}
+	}
+	if doc.Components.SecuritySchemes["sdkToken"] == nil || doc.Components.SecuritySchemes["apiKey"] == nil || doc.Components.Schemas["SDKState"] == nil {
+		t.Errorf("openapi components: %v", doc.Components.SecuritySchemes)
+	}
+}
