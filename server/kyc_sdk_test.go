@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/complybox/complybox/store"
 )
 
 // sdkSession opens a hosted-UI session for extID and returns its token.
@@ -674,4 +676,64 @@ func TestSDKOpenAPI(t *testing.T) {
 	if doc.Components.SecuritySchemes["sdkToken"] == nil || doc.Components.SecuritySchemes["apiKey"] == nil || doc.Components.Schemas["SDKState"] == nil {
 		t.Errorf("openapi components: %v", doc.Components.SecuritySchemes)
 	}
+}
+
+// TestSDKCompanyFlow: a company fills its data and documents in the hosted
+// UI and submits; a missing required company field holds the submission.
+func TestSDKCompanyFlow(t *testing.T) {
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co2", "type": "company", "companyName": "Acme GmbH", "country": "DEU"})
+	token := in.sdkSession("co2", map[string]any{"returnUrl": "https://partner.example/kyb"})
+	page := "/sdk/" + token
+	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
+		r := in.sdkUpload(page+"/documents", "", part{name: "kind", value: "company_docs"}, part{name: "docType", value: dt},
+			part{name: "file", data: pngImage(t, 300, 420, uint64(40+i))})
+		wantStatusCode(t, r, 303, dt)
+	}
+	r := in.sdkForm(page+"/submit", url.Values{})
+	wantStatusCode(t, r, 409, "submit without registrationNumber")
+	wantHTML(t, r, `Please check: Registration number`)
+	r = in.sdkForm(page+"/personal-info", url.Values{"registrationNumber": {"HRB 12345"}, "legalForm": {"GMBH"}, "companyName": {"Acme GmbH"}})
+	wantStatusCode(t, r, 303, "company info")
+	a := in.expect(200, "GET", "/v1/applicants/co2/company-info", nil).m(t)
+	if a["registrationNumber"] != "HRB 12345" || a["legalForm"] != "gmbh" {
+		t.Errorf("company info %v", a)
+	}
+	r = in.sdkForm(page+"/personal-info", url.Values{"companyName": {"Other Ltd"}})
+	wantStatusCode(t, r, 409, "locked company name")
+	wantHTML(t, r, `Company name cannot be changed here.`)
+	wantStatusCode(t, in.sdkForm(page+"/submit", url.Values{}), 303, "submit")
+	wantHTML(t, in.sdkGet(page), `id="waiting"`)
+	in.advance(2 * time.Second)
+	if v := in.sdkVerdict(token); v["reviewAnswer"] != "GREEN" {
+		t.Fatalf("verdict %v", v)
+	}
+	r = in.sdkGet(page + "/return")
+	if r.Header.Get("Location") != "https://partner.example/kyb?externalUserId=co2&reviewAnswer=GREEN" {
+		t.Errorf("return %q", r.Header.Get("Location"))
+	}
+}
+
+// TestSDKProduction: in production the hosted UI waits for the operator's
+// decision, then shows it.
+func TestSDKProduction(t *testing.T) {
+	in := start(t)
+	key, secret := in.credential(store.Production, store.RoleAdmin)
+	prod := []string{"X-Api-Key", key, "X-Api-Secret", secret}
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "prod1", "firstName": "Pia", "lastName": "Stone", "dateOfBirth": "1980-01-02"}, prod...)
+	var link struct{ Token string }
+	in.expect(201, "POST", "/v1/applicants/prod1/verification-sessions", map[string]any{}, prod...).json(t, &link)
+	token := link.Token
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 50)}), 201, "front")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 51)}), 201, "selfie")
+	r := in.sdkAPI("POST", "/api/v1/sdk/submit", token, "")
+	wantStatusCode(t, r, 200, "submit")
+	if st := r.m(t); st["reviewStatus"] != "awaitingOperatorReview" || st["inReview"] != true {
+		t.Errorf("after submit %s", r.Body)
+	}
+	wantHTML(t, in.sdkGet("/sdk/"+token), `id="waiting"`)
+	in.expect(200, "POST", "/v1/admin/applicants/prod1/decision", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "FINAL", "rejectLabels": []string{"FORGERY"}}, prod...)
+	r = in.sdkGet("/sdk/" + token)
+	wantHTML(t, r, `Verification not successful`, `data-answer="RED"`)
+	noHTML(t, r, `/return`) // no returnUrl: nowhere to go back to
 }
