@@ -91,10 +91,10 @@ type SDKState struct {
 // Returns EUNAUTHORIZED invalid_token for an unknown token and EGONE
 // session_expired for an expired one.
 func (t *txn) sdkSession(token string) (Session, *diskApplicant, Level, error) {
+	if token == "" {
+		return Session{}, nil, Level{}, Errorf(EUNAUTHORIZED, "invalid_token", "unknown verification session")
+	}
 	for _, e := range Envs() {
-		if token == "" {
-			break // an empty key names no session
-		}
 		x, ok, err := t.getSession(e, token)
 		if err != nil {
 			return x, nil, Level{}, err
@@ -144,10 +144,14 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 		v.CompanyRequiredDocuments = []string{}
 	}
 	for _, st := range a.Steps {
-		s := SDKStep{Kind: st.Kind, Optional: st.Optional, Automatic: screening(st.Kind), HasData: a.hasData(st.Kind, l),
+		enough := a.hasData(st.Kind, l) // for submission
+		s := SDKStep{Kind: st.Kind, Optional: st.Optional, Automatic: screening(st.Kind), HasData: enough,
 			ReviewStatus: st.ReviewStatus, ReviewAnswer: st.ReviewAnswer, ReviewRejectType: st.ReviewRejectType}
+		if st.Kind == StepQuestionnaire {
+			s.HasData = a.Answers != nil || len(l.Questionnaire) == 0 // answered, even if every question is optional
+		}
 		v.Steps = append(v.Steps, s)
-		needs := st.retry() || ((st.ReviewStatus == ReviewPending || st.ReviewStatus == ReviewExpired) && !s.HasData)
+		needs := st.retry() || ((st.ReviewStatus == ReviewPending || st.ReviewStatus == ReviewExpired) && !enough)
 		if !st.Optional && !s.Automatic && needs {
 			v.Missing = append(v.Missing, st.Kind)
 		}

@@ -40,11 +40,13 @@
   // capture of one frame per prompt, otherwise one photo.
   function camera(input, facing, prompts, startLabel) {
     if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) return;
+    // The camera controls go after the input's label: a click inside a
+    // label would open the file picker.
+    var anchor = input.closest('label') || input;
     var open = el('button', 'camera-open', startLabel || t('camera'));
     open.type = 'button';
-    input.parentNode.appendChild(open);
     var thumbs = el('div', 'thumbs');
-    input.parentNode.appendChild(thumbs);
+    anchor.after(open, thumbs);
     open.addEventListener('click', function () {
       open.disabled = true;
       navigator.mediaDevices.getUserMedia({ video: { facingMode: facing }, audio: false }).then(function (stream) {
@@ -64,7 +66,7 @@
         if (prompts) box.appendChild(prompt);
         box.appendChild(video);
         box.appendChild(row);
-        open.parentNode.insertBefore(box, thumbs);
+        thumbs.before(box);
         var frames = [];
         var stop = function () {
           stream.getTracks().forEach(function (tr) { tr.stop(); });
