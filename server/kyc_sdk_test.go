@@ -448,6 +448,10 @@ func TestSDKAPI(t *testing.T) {
 			}
 		}
 		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `[1]`), 400, "not an object")
+		r = in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"fields":{"firstName":"Eve"}}`)
+		if code, field := errField(t, r); r.Status != 409 || code != "field_locked" || field != "firstName" {
+			t.Errorf("wrapped fields: %d %s %s", r.Status, code, field)
+		}
 		r = in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"ada@example.com","phone":"+49 30 1234567"}`)
 		wantStatusCode(t, r, 200, "personal info")
 		a := in.expect(200, "GET", "/v1/applicants/api1", nil).m(t)
@@ -483,7 +487,22 @@ func TestSDKAPI(t *testing.T) {
 			}
 		}
 		r = in.sdkSend("POST", "/api/v1/sdk/documents", []byte(`{"kind":"selfie"}`), "application/json", "Authorization", "Bearer "+token)
-		wantStatusCode(t, r, 400, "json upload")
+		wantStatusCode(t, r, 400, "json upload without image")
+		if _, f := errField(t, r); f != "image" {
+			t.Errorf("json upload: field %q", f)
+		}
+		r = in.sdkSend("POST", "/api/v1/sdk/documents", []byte(`{"kind":"selfie","image":"data:image/png;base64,`+b64(pngImage(t, 100, 100, 3))+`"}`), "application/json", "Authorization", "Bearer "+token)
+		wantStatusCode(t, r, 400, "json upload of a small image")
+		if _, f := errField(t, r); f != "image" {
+			t.Errorf("json upload: field %q", f)
+		}
+		r = in.sdkSend("POST", "/api/v1/sdk/documents", []byte("--x--"), "text/plain", "Authorization", "Bearer "+token)
+		wantStatusCode(t, r, 400, "plain text upload")
+		// "image" is another name of the file part.
+		r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "image", data: []byte("nope")})
+		if _, f := errField(t, r); r.Status != 400 || f != "file" {
+			t.Errorf("image part: %d %q", r.Status, f)
+		}
 
 		r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 4)})
 		wantStatusCode(t, r, 201, "selfie")

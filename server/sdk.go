@@ -132,6 +132,13 @@ func (s *Server) sdkPersonalInfo(w http.ResponseWriter, r *http.Request, token s
 	if err := decode(r, &in); err != nil {
 		return err
 	}
+	if inner, ok := in["fields"]; ok && len(in) == 1 && bytes.HasPrefix(bytes.TrimSpace(inner), []byte("{")) {
+		// {"fields": {...}} is read as the fields themselves.
+		in = nil
+		if err := decodeBytes(inner, &in); err != nil {
+			return err
+		}
+	}
 	st, err := s.store.SDKPersonalInfo(token, in)
 	if err != nil {
 		return err
@@ -176,12 +183,17 @@ func (s *Server) sdkSubmit(w http.ResponseWriter, r *http.Request, token string)
 }
 
 // readUpload reads a multipart upload: the fields kind, side and docType
-// and the file parts "file" (one or more), "front" and "back" (sides of an
-// identity document). An empty file input (no name, no bytes) is skipped.
-// Returns EINVALID naming the field and ETOOLARGE past the body limit.
+// and the file parts "file" (one or more; "image" is the same), "front" and
+// "back" (sides of an identity document). An empty file input (no name, no
+// bytes) is skipped. A JSON body as POST …/documents takes it (kind, side,
+// docType, image in base64) is accepted too. Returns EINVALID naming the
+// field and ETOOLARGE past the body limit.
 func readUpload(r *http.Request) (store.SDKUpload, error) {
 	var up store.SDKUpload
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err == nil && mt == "application/json" {
+		return readJSONUpload(r)
+	}
 	if err != nil || mt != "multipart/form-data" {
 		return up, store.Invalid("Content-Type", "send the upload as multipart/form-data with the fields kind, side, docType and file")
 	}
@@ -218,13 +230,16 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 			default:
 				up.DocType = v
 			}
-		case "file", "front", "back":
+		case "file", "image", "front", "back":
 			b, err := io.ReadAll(io.LimitReader(p, store.MaxImageBytes+1))
 			if err != nil {
 				return up, uploadError(err)
 			}
 			if p.FileName() == "" && len(b) == 0 {
 				continue // an input left empty
+			}
+			if name == "image" {
+				name = "file"
 			}
 			files = append(files, filePart{name: name, data: b})
 			count[name]++
@@ -247,6 +262,24 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 		}
 		up.Files = append(up.Files, store.SDKFile{Field: field, Side: side, Data: f.data})
 	}
+	return up, nil
+}
+
+// readJSONUpload reads the JSON form of an upload: one base64 image.
+func readJSONUpload(r *http.Request) (store.SDKUpload, error) {
+	var in store.DocumentInput
+	if err := decode(r, &in); err != nil {
+		return store.SDKUpload{}, err
+	}
+	up := store.SDKUpload{Kind: in.Kind, Side: in.Side, DocType: in.DocType}
+	if in.Image == "" {
+		return up, store.Invalid("image", "image is required: base64 of a JPEG, PNG or PDF")
+	}
+	img, err := store.DecodeImage("image", in.Image, true)
+	if err != nil {
+		return up, err
+	}
+	up.Files = []store.SDKFile{{Field: "image", Data: img.Data}}
 	return up, nil
 }
 
