@@ -251,11 +251,11 @@ func TestSDKPageCompany(t *testing.T) {
 	token := in.sdkSession("co1", nil)
 	r := in.sdkGet("/sdk/" + token)
 	wantStatusCode(t, r, 200, "page")
-	wantHTML(t, r, `Company verification`, `Company information`, `Company documents`, `Questionnaire`,
+	wantHTML(t, r, `Company verification`, `<h2>Company information</h2>`, `Company documents`, `Step 1 of 3`,
 		`<input type="text" name="companyName" value="Acme GmbH" disabled`,
 		`<input type="text" name="registrationNumber" value="" required>`,
 		`<select name="legalForm"`, `<option value="gmbh">GMBH</option>`)
-	noHTML(t, r, `Identity document`, `name="firstName"`)
+	noHTML(t, r, `Identity document`, `name="firstName"`, `Questionnaire`) // kyb-level asks no questions
 	r = in.sdkGet("/sdk/" + token + "?step=company_docs")
 	wantHTML(t, r, `name="docType" value="certificate_of_incorporation"`, `name="docType" value="register_of_shareholders"`,
 		`Certificate of incorporation`)

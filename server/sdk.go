@@ -373,6 +373,9 @@ func (p *sdkPage) Has(kind, side string) bool {
 	return false
 }
 
+// Heading is the title of the current step.
+func (p *sdkPage) Heading() string { return p.stepLabel(p.Step) }
+
 // Total is the number of steps in the navigation.
 func (p *sdkPage) Total() int { return len(p.Nav) }
 
@@ -395,6 +398,10 @@ func (ui *sdkUI) build(token string, st store.SDKState, requested string) *sdkPa
 	if st.Applicant.Type == store.TypeCompany {
 		p.Title = p.T("title.company")
 	}
+	missing := map[string]bool{}
+	for _, k := range st.Missing {
+		missing[k] = true
+	}
 	if len(st.Fields) > 0 {
 		done := true
 		for _, f := range st.Fields {
@@ -403,14 +410,11 @@ func (ui *sdkUI) build(token string, st store.SDKState, requested string) *sdkPa
 			}
 		}
 		p.Nav = append(p.Nav, sdkNav{Key: "personal", Done: done})
-	}
-	missing := map[string]bool{}
-	for _, k := range st.Missing {
-		missing[k] = true
+		missing["personal"] = !done
 	}
 	for _, s := range st.Steps {
-		if s.Automatic {
-			continue
+		if s.Automatic || (s.Kind == store.StepQuestionnaire && len(st.Questionnaire) == 0) {
+			continue // nothing for the applicant to do
 		}
 		retry := s.ReviewAnswer == store.Red && s.ReviewRejectType == store.RejectRetry
 		p.Nav = append(p.Nav, sdkNav{Key: s.Kind, Done: s.HasData && !missing[s.Kind], Optional: s.Optional, Retry: retry})
