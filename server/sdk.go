@@ -72,6 +72,8 @@ func redactPath(p string) string {
 	return p
 }
 
+// sdkHeaders sets the security headers of every hosted-UI page: the token
+// is in the URL, so nothing may leak it (no Referer, no caching, no framing).
 func sdkHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", sdkCSP)
@@ -283,6 +285,8 @@ func readJSONUpload(r *http.Request) (store.SDKUpload, error) {
 	return up, nil
 }
 
+// uploadError maps a failure to read a multipart body to ETOOLARGE past the
+// body limit, else EINVALID.
 func uploadError(err error) error {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
