@@ -45,7 +45,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusInternalServerError
 	}
 	if e.Code == store.EINTERNAL {
-		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "requestId", requestID(r), "err", err)
+		s.log.Error("internal error", "method", r.Method, "path", redactPath(r.URL.Path), "requestId", requestID(r), "err", err)
 	}
 	if e.Code == store.ERATELIMIT {
 		// Every 429 says when to come back: whole seconds, rounded up, at least 1.

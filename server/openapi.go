@@ -50,6 +50,9 @@ func openapiDocument(version string) ([]byte, error) {
 		for k, v := range ensureMap(ensureMap(frag, "components"), "schemas") {
 			schemas[k] = v
 		}
+		for k, v := range ensureMap(ensureMap(frag, "components"), "securitySchemes") { // the hosted UI's bearer token (sdk.json)
+			ensureMap(ensureMap(doc, "components"), "securitySchemes")[k] = v
+		}
 	}
 	return json.Marshal(doc)
 }

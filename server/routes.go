@@ -81,4 +81,21 @@ func (s *Server) routes() {
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/regenerate-link", s.api(s.regenerateLink))
 	r.GET("/v1/webhooks/events/catalog", s.api(s.kycCatalog))
 	r.GET("/l/:code", s.public(s.shortLink))
+
+	// Verification: hosted UI (SPEC §3.8, sdk.go). Pages and their no-JS
+	// form posts carry the session token in the path; the page's API takes
+	// it as Authorization: Bearer. Assets live beside /sdk/, not under it.
+	ui := s.newSDKUI()
+	r.GET("/sdk/:token", ui.page)
+	r.GET("/sdk/:token/return", ui.returnTo)
+	r.POST("/sdk/:token/personal-info", ui.postPersonalInfo)
+	r.POST("/sdk/:token/documents", ui.postDocuments)
+	r.POST("/sdk/:token/questionnaire", ui.postQuestionnaire)
+	r.POST("/sdk/:token/submit", ui.postSubmit)
+	r.GET("/sdk-assets/*file", ui.asset)
+	r.GET("/api/v1/sdk/state", s.sdkAPI(s.sdkState))
+	r.POST("/api/v1/sdk/personal-info", s.sdkAPI(s.sdkPersonalInfo))
+	r.POST("/api/v1/sdk/documents", s.sdkAPI(s.sdkDocuments))
+	r.POST("/api/v1/sdk/questionnaire", s.sdkAPI(s.sdkQuestionnaire))
+	r.POST("/api/v1/sdk/submit", s.sdkAPI(s.sdkSubmit))
 }

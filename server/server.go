@@ -98,7 +98,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.router.ServeHTTP(rec, r)
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
+		slog.String("method", r.Method), slog.String("path", redactPath(r.URL.Path)), slog.Int("status", rec.status),
 		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))
 }
 

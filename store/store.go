@@ -148,6 +148,8 @@ type txn struct {
 	s     *Store
 	now   time.Time // fixed for the whole operation
 	woken bool      // an event was enqueued or work scheduled
+
+	retag func(*HistoryEntry) // hosted-UI hook (sdk.go): rewrites the entries this operation appends
 }
 
 // env returns the nested bucket name of environment e.
