@@ -337,7 +337,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	routeRE := regexp.MustCompile(`r\.(GET|POST|PUT|PATCH|DELETE)\("([^"]+)"`)
-	paramRE := regexp.MustCompile(`:[A-Za-z]+|\{[A-Za-z]+\}`)
+	paramRE := regexp.MustCompile(`[:*][A-Za-z]+|\{[A-Za-z]+\}`)
 	shape := func(method, path string) string {
 		return strings.ToLower(method) + " " + paramRE.ReplaceAllString(path, "{}")
 	}

@@ -531,7 +531,7 @@ func TestSDKAPI(t *testing.T) {
 		}
 		r = in.sdkAPI("POST", "/api/v1/sdk/submit", token, "")
 		wantStatusCode(t, r, 200, "submit")
-		if st := r.m(t); st["inReview"] != true || st["reviewStatus"] != "submitted" {
+		if st := r.m(t); st["inReview"] != true || st["reviewStatus"] != "in_review" {
 			t.Errorf("after submit: %s", r.Body)
 		}
 		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 409, "second submit")

@@ -453,7 +453,7 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 		}
 		hashes := []string{}
 		for _, u := range ups {
-			if err := t.addDocument(x.Env, a, u); err != nil {
+			if err := t.addDocument(x.Env, a, l, u); err != nil {
 				return err
 			}
 			hashes = append(hashes, u.img.SHA256)
@@ -483,7 +483,7 @@ func (s *Store) SDKAnswers(token string, answers map[string]json.RawMessage) (SD
 			return err
 		}
 		a.Answers = answers
-		a.dataArrived(StepQuestionnaire, t.now)
+		a.dataArrived(StepQuestionnaire, l, t.now)
 		if err := t.save(x.Env, a); err != nil {
 			return err
 		}
