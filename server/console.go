@@ -333,6 +333,7 @@ func consoleFuncs() template.FuncMap {
 			}
 			return base + "?" + q.Encode()
 		},
+		"add":     func(a, b int) int { return a + b },
 		"isImage": func(contentType string) bool { return strings.HasPrefix(contentType, "image/") },
 	}
 }

@@ -229,6 +229,11 @@ func TestConsolePages(t *testing.T) {
 	b.page("/console/transactions", txID, "Deposit")
 	b.page("/console/transactions/"+txID, txID, "Completed")
 
+	// A company shows its structure section (rows once it has any).
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "acme", "type": "company",
+		"companyName": "Acme Holding", "registrationNumber": "HRB 1", "country": "DEU"})
+	b.page("/console/applicants/acme", "Acme Holding", "Company structure", "company_docs")
+
 	// The production switch shows the other partition.
 	r := b.submit("/console/env", url.Values{"env": {"production"}, "back": {"/console/applicants/page-user"}})
 	expectStatus(t, "switch", r, http.StatusSeeOther)
