@@ -179,8 +179,14 @@ func (c *console) vault(w http.ResponseWriter, r *consoleRequest) error {
 	if err != nil {
 		return err
 	}
+	balances := make([]store.Balance, len(wallets))
+	for i, wl := range wallets {
+		if balances[i], err = c.s.store.WalletBalance(r.env, wl.WalletID); err != nil {
+			return err
+		}
+	}
 	return c.render(w, r, http.StatusOK, "vault", "Vault "+v.Name, "custody", map[string]any{
-		"V": v, "Fields": recordFields(v), "Wallets": wallets, "Next": deref(next)})
+		"V": v, "Fields": recordFields(v), "Wallets": wallets, "Balances": balances, "Next": deref(next)})
 }
 
 // wallet serves GET /console/wallets/:id with its balance and latest

@@ -126,6 +126,14 @@ func TestConsoleSessionExpires(t *testing.T) {
 	b.page("/console/applicants")
 	in.advance(store.ConsoleSessionTTL + time.Second)
 	expectStatus(t, "applicants after the session's lifetime", b.get("/console/applicants"), http.StatusSeeOther)
+
+	// A new password ends every session.
+	b.login(consolePassword)
+	b.page("/console/applicants")
+	if err := in.Store.SetConsolePassword("another password"); err != nil {
+		t.Fatal(err)
+	}
+	expectStatus(t, "applicants after a password change", b.get("/console/applicants"), http.StatusSeeOther)
 }
 
 func TestConsoleCSRF(t *testing.T) {
@@ -224,7 +232,7 @@ func TestConsolePages(t *testing.T) {
 	b.page("/console/levels/kyb-level", "certificate_of_incorporation")
 	b.page("/console/credentials", in.Key)
 	b.page("/console/vaults", "Treasury")
-	b.page("/console/vaults/"+vault, w.WalletID, w.DepositAddress)
+	b.page("/console/vaults/"+vault, w.WalletID, w.DepositAddress, "<td>ETH</td><td>1.5</td><td>1.5</td><td>0</td>")
 	b.page("/console/wallets/"+w.WalletID, "1.5", txID)
 	b.page("/console/transactions", txID, "Deposit")
 	b.page("/console/transactions/"+txID, txID, "Completed")

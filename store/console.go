@@ -144,6 +144,10 @@ func (s *Store) ConsoleLogin(password, client string) (ConsoleSession, error) {
 		if err != nil {
 			return err
 		}
+		cutoff := t.now.Add(-ConsoleLoginWindow)
+		if err := sweepConsoleAttempts(b, cutoff); err != nil {
+			return err
+		}
 		key := []byte(consoleAttemptPrefix + client)
 		var times []Time
 		if v := b.Get(key); v != nil {
@@ -151,7 +155,6 @@ func (s *Store) ConsoleLogin(password, client string) (ConsoleSession, error) {
 				return err
 			}
 		}
-		cutoff := t.now.Add(-ConsoleLoginWindow)
 		kept := times[:0]
 		for _, at := range times {
 			if at.After(cutoff) {
@@ -226,6 +229,27 @@ func sweepConsoleSessions(b *bolt.Bucket, now time.Time) error {
 		}
 	}
 	for _, k := range expired {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepConsoleAttempts removes a bounded number of attempt windows whose
+// newest attempt is before cutoff, so addresses that stopped trying leave
+// nothing behind.
+func sweepConsoleAttempts(b *bolt.Bucket, cutoff time.Time) error {
+	var stale [][]byte
+	c := b.Cursor()
+	prefix := []byte(consoleAttemptPrefix)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(stale) < consoleSessionSweep; k, v = c.Next() {
+		var times []Time
+		if err := json.Unmarshal(v, &times); err != nil || len(times) == 0 || !times[len(times)-1].After(cutoff) {
+			stale = append(stale, append([]byte(nil), k...))
+		}
+	}
+	for _, k := range stale {
 		if err := b.Delete(k); err != nil {
 			return err
 		}
