@@ -213,18 +213,25 @@ func (c *console) companyStructure(env store.Env, id string) (structure []field,
 	if !ok {
 		return structure, nil, false, nil
 	}
-	var list []map[string]any
-	if err := json.Unmarshal(ubos, &list); err != nil {
-		return structure, nil, true, nil
-	}
 	var items []json.RawMessage
-	json.Unmarshal(ubos, &items)
-	for i, row := range list {
-		u := uboRow{Fields: recordFields(items[i])}
-		if child, _ := row["childExternalUserId"].(string); child != "" {
-			u.Child = child
-			if ca, err := c.s.store.Applicant(env, child); err == nil {
+	if err := json.Unmarshal(ubos, &items); err != nil {
+		return nil, nil, false, err
+	}
+	for _, item := range items {
+		var row struct {
+			Child string `json:"childExternalUserId"`
+		}
+		if err := json.Unmarshal(item, &row); err != nil {
+			return nil, nil, false, err
+		}
+		u := uboRow{Fields: recordFields(item), Child: row.Child}
+		if row.Child != "" {
+			ca, err := c.s.store.Applicant(env, row.Child)
+			switch {
+			case err == nil:
 				u.ChildReview = &ca.Review
+			case store.ErrorCode(err) != store.ENOTFOUND:
+				return nil, nil, false, err
 			}
 		}
 		rows = append(rows, u)
