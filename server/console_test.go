@@ -462,3 +462,26 @@ func TestConsoleSettings(t *testing.T) {
 		t.Fatal("applicantCreated is not signed with the rotated callback secret")
 	}
 }
+
+func TestConsoleProductionDecision(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	pk, ps := in.credential(store.Production, store.RolePartner)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "prod-1", "firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1990-01-01"},
+		"X-Api-Key", pk, "X-Api-Secret", ps)
+	in.expect(200, "POST", "/v1/applicants/prod-1/verify", verifyBody(t, 41), "X-Api-Key", pk, "X-Api-Secret", ps)
+
+	b := in.operator()
+	expectStatus(t, "production applicant in sandbox", b.get("/console/applicants/prod-1"), http.StatusNotFound)
+	b.page("/console")
+	expectStatus(t, "switch", b.submit("/console/env", url.Values{"env": {"production"}, "back": {"/console"}}), http.StatusSeeOther)
+	b.page("/console", "prod-1") // waiting for a decision
+	b.page("/console/applicants/prod-1", "review.check", "awaitingOperatorReview")
+	r := b.submit("/console/applicants/prod-1/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"FINAL"}, "rejectLabels": {"FORGERY"}})
+	expectStatus(t, "reject in production", r, http.StatusSeeOther)
+	got := rc.reviewed(t, secret)
+	if got["environment"] != "production" || got["reviewResult"].(map[string]any)["reviewRejectType"] != "FINAL" {
+		t.Fatalf("applicantReviewed %v", got)
+	}
+	expectStatus(t, "unknown environment", b.submit("/console/env", url.Values{"env": {"staging"}}), http.StatusBadRequest)
+}
