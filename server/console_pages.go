@@ -13,7 +13,7 @@ import (
 
 // Console pages: login, overview, environment switch.
 
-// consoleHome serves GET /console: the login form without a session, the
+// home serves GET /console: the login form without a session, the
 // overview with one.
 func (c *console) home(w http.ResponseWriter, r *consoleRequest) error {
 	if c.authorize(r) != nil {
