@@ -126,6 +126,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(
 		newServeCmd(a),
 		newCredentialsCmd(a),
+		newConsoleCmd(a),
 		newBackupCmd(a),
 		newDemoCmd(a),
 		newVerifySignatureCmd(a),

@@ -1,0 +1,487 @@
+package server_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/complybox/complybox/dispatch"
+	"github.com/complybox/complybox/store"
+)
+
+// consoleEvents returns the event types of the console's internal history.
+func consoleEvents(t testing.TB, in *instance, env store.Env) []string {
+	t.Helper()
+	hs, err := in.Store.ConsoleActivity(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hs {
+		if !h.Internal {
+			t.Fatalf("console event %s is not internal", h.EventType)
+		}
+		out = append(out, h.EventType)
+	}
+	return out
+}
+
+func TestConsoleLogin(t *testing.T) {
+	in := start(t)
+	b := in.browser()
+
+	// Before a password is set the console says how to set one.
+	b.page("/console", "complybox console set-password")
+	r := b.submit("/console/login", url.Values{"password": {"anything at all"}})
+	expectStatus(t, "login without a password set", r, http.StatusConflict)
+
+	if err := in.Store.SetConsolePassword("short"); store.ErrorCode(err) != store.EINVALID {
+		t.Fatalf("short password: %v, want EINVALID", err)
+	}
+	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
+		t.Fatal(err)
+	}
+	page := b.page("/console/login", "Operator password")
+	if strings.Contains(page, "set-password") {
+		t.Fatal("the login page still says no password is set")
+	}
+
+	// Wrong password: an error page and an internal event.
+	r = b.submit("/console/login", url.Values{"password": {"wrong password"}})
+	expectStatus(t, "wrong password", r, http.StatusUnauthorized)
+	if !bytes.Contains(r.Body, []byte("not correct")) {
+		t.Fatalf("wrong password page: %s", r.Body)
+	}
+	if h := consoleEvents(t, in, store.Sandbox); !slices.Contains(h, "console.login_failed") {
+		t.Fatalf("console history %v has no console.login_failed", h)
+	}
+
+	// The login form has a CSRF token too.
+	r = b.post("/console/login", url.Values{"password": {consolePassword}})
+	expectStatus(t, "login without its token", r, http.StatusForbidden)
+
+	// Right password: a strict, HttpOnly session cookie.
+	r = b.submit("/console/login", url.Values{"password": {consolePassword}})
+	expectStatus(t, "login", r, http.StatusSeeOther)
+	var session *http.Cookie
+	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+		if c.Name == "complybox_console" {
+			session = c
+		}
+	}
+	if session == nil {
+		t.Fatalf("no session cookie in %v", r.Header["Set-Cookie"])
+	}
+	if !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || session.Path != "/console" || len(session.Value) < 22 {
+		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Strict, Path=/console and >=128 random bits", session)
+	}
+	if h := consoleEvents(t, in, store.Sandbox); !slices.Contains(h, "console.login") {
+		t.Fatalf("console history %v has no console.login", h)
+	}
+	if h := consoleEvents(t, in, store.Production); !slices.Contains(h, "console.login") {
+		t.Fatalf("production console history %v has no console.login", h)
+	}
+
+	// Pages carry the security headers.
+	r = b.get("/console")
+	expectStatus(t, "overview", r, http.StatusOK)
+	if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Fatalf("Content-Security-Policy %q", csp)
+	}
+	if r.Header.Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("X-Frame-Options %q", r.Header.Get("X-Frame-Options"))
+	}
+	if !bytes.Contains(r.Body, []byte("console.login")) {
+		t.Fatal("the overview does not show the console activity")
+	}
+	b.page("/console/static/console.css", "--accent")
+
+	// Another browser without the cookie is sent to the login page.
+	r = in.browser().get("/console/applicants")
+	expectStatus(t, "applicants without a session", r, http.StatusSeeOther)
+	if loc := r.Header.Get("Location"); loc != "/console/login" {
+		t.Fatalf("redirect to %q", loc)
+	}
+
+	// Logout ends the session server-side.
+	b.page("/console/applicants")
+	expectStatus(t, "logout", b.submit("/console/logout", nil), http.StatusSeeOther)
+	expectStatus(t, "applicants after logout", b.get("/console/applicants"), http.StatusSeeOther)
+	if _, err := in.Store.ConsoleSessionByID(session.Value); store.ErrorCode(err) != store.EUNAUTHORIZED {
+		t.Fatalf("session after logout: %v", err)
+	}
+}
+
+func TestConsoleSessionExpires(t *testing.T) {
+	in := start(t)
+	b := in.operator()
+	b.page("/console/applicants")
+	in.advance(store.ConsoleSessionTTL + time.Second)
+	expectStatus(t, "applicants after the session's lifetime", b.get("/console/applicants"), http.StatusSeeOther)
+
+	// A new password ends every session.
+	b.login(consolePassword)
+	b.page("/console/applicants")
+	if err := in.Store.SetConsolePassword("another password"); err != nil {
+		t.Fatal(err)
+	}
+	expectStatus(t, "applicants after a password change", b.get("/console/applicants"), http.StatusSeeOther)
+}
+
+func TestConsoleCSRF(t *testing.T) {
+	in := start(t)
+	b := in.operator()
+	b.page("/console/settings")
+	for _, path := range []string{"/console/env", "/console/logout", "/console/credentials", "/console/retry-deliveries",
+		"/console/settings/callback/rotate", "/console/applicants/nobody/decision"} {
+		form := url.Values{"env": {"production"}, "environment": {"sandbox"}, "status": {"failed"}, "reviewAnswer": {"GREEN"}}
+		expectStatus(t, "POST "+path+" without a token", b.post(path, form), http.StatusForbidden)
+		form.Set("csrf", b.csrf+"x")
+		expectStatus(t, "POST "+path+" with a wrong token", b.post(path, form), http.StatusForbidden)
+	}
+	// Nothing happened: still logged in, still sandbox, no credential made.
+	b.page("/console/applicants", "Showing the <strong>sandbox</strong> environment")
+	creds, err := in.Store.Credentials()
+	if err != nil || len(creds) != 1 {
+		t.Fatalf("credentials %v %v, want the harness's one", creds, err)
+	}
+}
+
+func TestConsoleLoginRateLimit(t *testing.T) {
+	in := start(t)
+	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
+		t.Fatal(err)
+	}
+	b := in.browser()
+	b.page("/console/login")
+	for i := range store.ConsoleLoginLimit {
+		expectStatus(t, "wrong password "+string(rune('1'+i)), b.submit("/console/login", url.Values{"password": {"guess guess"}}), http.StatusUnauthorized)
+	}
+	in.advance(10 * time.Second)
+	r := b.submit("/console/login", url.Values{"password": {consolePassword}})
+	expectStatus(t, "login past the limit", r, http.StatusTooManyRequests)
+	if r.Header.Get("Retry-After") != "50" {
+		t.Fatalf("Retry-After %q, want 50", r.Header.Get("Retry-After"))
+	}
+	in.advance(50 * time.Second)
+	expectStatus(t, "login after the window", b.submit("/console/login", url.Values{"password": {consolePassword}}), http.StatusSeeOther)
+}
+
+func TestConsolePages(t *testing.T) {
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	in.configureWebhook(rc)
+	in.createApplicant("page-user", "Lovelace")
+	in.expect(200, "POST", "/v1/applicants/page-user/verify", verifyBody(t, 3))
+	in.createApplicant("other-user", "Hopper")
+	vault := in.vault("Treasury")
+	w := in.wallet(vault, "ETH")
+	in.fund(w.WalletID, "1.5")
+	txs := in.expect(200, "GET", "/transactions?vaultId="+vault, nil).m(t)["items"].([]any)
+	txID := txs[0].(map[string]any)["transactionId"].(string)
+	did := in.testEvent()
+
+	b := in.operator()
+	b.page("/console", "Overview", "Waiting for an operator decision")
+	b.page("/console/applicants", "page-user", "other-user")
+	list := b.page("/console/applicants?q=lovel", "page-user")
+	if strings.Contains(list, "other-user") {
+		t.Fatal("search for lovel lists other-user")
+	}
+	list = b.page("/console/applicants?reviewStatus=pending", "other-user")
+	if strings.Contains(list, ">page-user<") {
+		t.Fatal("reviewStatus=pending lists the reviewed page-user")
+	}
+	b.page("/console/applicants?limit=1", "Next page")
+	expectStatus(t, "unknown reviewStatus", b.get("/console/applicants?reviewStatus=sleeping"), http.StatusBadRequest)
+
+	var a store.Applicant
+	in.expect(200, "GET", "/v1/applicants/page-user", nil).json(t, &a)
+	detail := b.page("/console/applicants/page-user", "Lovelace", "identity_doc", "selfie", "applicant.created", "GREEN")
+	for _, d := range a.Documents {
+		src := "/console/applicants/page-user/documents/" + d.SHA256
+		if !strings.Contains(detail, src) {
+			t.Fatalf("the detail page does not show %s", src)
+		}
+		r := b.get(src)
+		expectStatus(t, "document "+d.Kind, r, http.StatusOK)
+		sum := sha256.Sum256(r.Body)
+		if r.Header.Get("Content-Type") != d.ContentType || hex.EncodeToString(sum[:]) != d.SHA256 {
+			t.Fatalf("document %s: %s with sha256 %x, want %s %s", d.Kind, r.Header.Get("Content-Type"), sum, d.ContentType, d.SHA256)
+		}
+	}
+	expectStatus(t, "another applicant's document", b.get("/console/applicants/other-user/documents/"+a.Documents[0].SHA256), http.StatusNotFound)
+	expectStatus(t, "unknown applicant", b.get("/console/applicants/nobody"), http.StatusNotFound)
+	if strings.Contains(detail, `action="/console/applicants/page-user/decision"`) {
+		t.Fatal("a completed applicant shows the decision form")
+	}
+
+	b.page("/console/deliveries", did, "webhook.test")
+	b.page("/console/deliveries?status=delivered", did)
+	b.page("/console/deliveries/"+did, "Attempts", "This is a test event from complybox.")
+	b.page("/console/settings", rc.URL, "transaction.status.updated", "KYC callback")
+	b.page("/console/levels", "basic-kyc-level", "kyb-level")
+	b.page("/console/levels/kyb-level", "certificate_of_incorporation")
+	b.page("/console/credentials", in.Key)
+	b.page("/console/vaults", "Treasury")
+	b.page("/console/vaults/"+vault, w.WalletID, w.DepositAddress, "<td>ETH</td><td>1.5</td><td>1.5</td><td>0</td>")
+	b.page("/console/wallets/"+w.WalletID, "1.5", txID)
+	b.page("/console/transactions", txID, "Deposit")
+	b.page("/console/transactions/"+txID, txID, "Completed")
+
+	// A company shows its structure section (rows once it has any).
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "acme", "type": "company",
+		"companyName": "Acme Holding", "registrationNumber": "HRB 1", "country": "DEU"})
+	b.page("/console/applicants/acme", "Acme Holding", "Company structure", "company_docs")
+
+	// The production switch shows the other partition.
+	r := b.submit("/console/env", url.Values{"env": {"production"}, "back": {"/console/applicants/page-user"}})
+	expectStatus(t, "switch", r, http.StatusSeeOther)
+	if loc := r.Header.Get("Location"); !strings.HasPrefix(loc, "/console/applicants?") {
+		t.Fatalf("switch redirects to %q", loc)
+	}
+	list = b.page("/console/applicants", "Showing the <strong>production</strong> environment")
+	if strings.Contains(list, "page-user") {
+		t.Fatal("production lists a sandbox applicant")
+	}
+	expectStatus(t, "sandbox applicant in production", b.get("/console/applicants/page-user"), http.StatusNotFound)
+}
+
+func TestConsoleDecision(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createApplicant("manual-1", "manual")
+	in.expect(200, "POST", "/v1/applicants/manual-1/verify", verifyBody(t, 11))
+	in.createApplicant("manual-2", "Manual")
+	in.expect(200, "POST", "/v1/applicants/manual-2/verify", verifyBody(t, 21))
+
+	b := in.operator()
+	page := b.page("/console/applicants/manual-1", "awaitingOperatorReview", "SELFIE_MISMATCH", "RETRY")
+	if !strings.Contains(page, `action="/console/applicants/manual-1/decision"`) {
+		t.Fatal("no decision form for an applicant awaiting an operator")
+	}
+	r := b.submit("/console/applicants/manual-1/decision", url.Values{"reviewAnswer": {"GREEN"}, "moderationComment": {"looks fine"}})
+	expectStatus(t, "approve", r, http.StatusSeeOther)
+	b.page(r.Header.Get("Location"), "The decision was recorded.", "managed_compliance.decided")
+
+	st := in.expect(200, "GET", "/v1/applicants/manual-1/status", nil).m(t)
+	if st["reviewStatus"] != "completed" || st["reviewAnswer"] != "GREEN" {
+		t.Fatalf("status after the console decision: %v", st)
+	}
+	got := rc.reviewed(t, secret)
+	if got["externalUserId"] != "manual-1" || got["reviewResult"].(map[string]any)["reviewAnswer"] != "GREEN" {
+		t.Fatalf("applicantReviewed %v", got)
+	}
+	if h := in.historyTypes("manual-1"); !slices.Contains(h, "managed_compliance.decided:operator") {
+		t.Fatalf("review history %v has no operator decision", h)
+	}
+
+	// A rejection with labels; a bad one is a 400 that changes nothing.
+	r = b.submit("/console/applicants/manual-2/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"SOMETIMES"}})
+	expectStatus(t, "bad reject type", r, http.StatusBadRequest)
+	r = b.submit("/console/applicants/manual-2/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"RETRY"},
+		"rejectLabels": {"LOW_QUALITY", "SELFIE_MISMATCH"}, "moderationComment": {"blurred"}})
+	expectStatus(t, "reject", r, http.StatusSeeOther)
+	got = rc.reviewed(t, secret)
+	res := got["reviewResult"].(map[string]any)
+	if got["externalUserId"] != "manual-2" || res["reviewAnswer"] != "RED" || res["reviewRejectType"] != "RETRY" ||
+		!slices.Equal(toStrings(res["rejectLabels"]), []string{"LOW_QUALITY", "SELFIE_MISMATCH"}) || res["moderationComment"] != "blurred" {
+		t.Fatalf("applicantReviewed %v", got)
+	}
+	// A second decision conflicts.
+	expectStatus(t, "decide twice", b.submit("/console/applicants/manual-2/decision", url.Values{"reviewAnswer": {"GREEN"}}), http.StatusConflict)
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}
+
+func TestConsoleDeliveryRetry(t *testing.T) {
+	in := start(t)
+	// The receiver is down for its first three requests.
+	rc := newReceiver(t, in.Clock, func(n int) int {
+		if n <= 3 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	in.configureWebhook(rc)
+	one, two, three := in.testEvent(), in.testEvent(), in.testEvent()
+	for _, id := range []string{one, two, three} {
+		in.waitDelivery(id, "failed", 1)
+	}
+	b := in.operator()
+	b.page("/console/deliveries?status=failed", one, two, three)
+
+	// Retry one.
+	b.page("/console/deliveries/"+one, "Retry now", "503")
+	r := b.submit("/console/deliveries/"+one+"/retry", nil)
+	expectStatus(t, "retry", r, http.StatusSeeOther)
+	if d := in.waitDelivery(one, "delivered", 2); d.Attempts[1].HTTPStatusCode == nil || *d.Attempts[1].HTTPStatusCode != 200 {
+		t.Fatalf("retried delivery %+v", d)
+	}
+	page := b.page("/console/deliveries/"+one, "delivered")
+	if strings.Contains(page, "Retry now") {
+		t.Fatal("a delivered delivery offers a retry")
+	}
+	expectStatus(t, "retry a delivered one", b.submit("/console/deliveries/"+one+"/retry", nil), http.StatusConflict)
+
+	// Bulk retry: a bad time is a 400, then every failed one is queued.
+	b.page("/console/deliveries")
+	expectStatus(t, "bulk retry with a bad since", b.submit("/console/retry-deliveries", url.Values{"status": {"failed"}, "since": {"yesterday"}}), http.StatusBadRequest)
+	r = b.submit("/console/retry-deliveries", url.Values{"status": {"failed"}, "since": {testStart.Add(-time.Minute).Format(time.RFC3339)}})
+	expectStatus(t, "bulk retry", r, http.StatusOK)
+	if !bytes.Contains(r.Body, []byte("2 failed deliveries")) {
+		t.Fatalf("bulk retry page: %s", r.Body)
+	}
+	in.waitDelivery(two, "delivered", 2)
+	in.waitDelivery(three, "delivered", 2)
+	if h := consoleEvents(t, in, store.Sandbox); !slices.Contains(h, "console.delivery_retried") || !slices.Contains(h, "console.deliveries_retried") {
+		t.Fatalf("console history %v lacks the retries", h)
+	}
+}
+
+var (
+	secretShownRe = regexp.MustCompile(`<pre class="secret">([^<]+)</pre>`)
+	keyShown      = regexp.MustCompile(`<code>((?:sbx|prd)_key_[0-9a-f]+)</code>`)
+)
+
+// secretOnPage returns the secret a page shows once, "" if none.
+func secretOnPage(body []byte) string {
+	m := secretShownRe.FindSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(string(m[1]))
+}
+
+func TestConsoleCredentials(t *testing.T) {
+	in := start(t)
+	b := in.operator()
+	b.page("/console/credentials")
+	r := b.submit("/console/credentials", url.Values{"environment": {"production"}, "role": {"admin"}, "name": {"ops"}})
+	expectStatus(t, "create", r, http.StatusOK)
+	key, secret := keyShown.FindSubmatch(r.Body), secretOnPage(r.Body)
+	if key == nil || secret == "" {
+		t.Fatalf("the created credential page shows no key or secret: %s", r.Body)
+	}
+	in.expect(200, "GET", "/v1/levels", nil, "X-Api-Key", string(key[1]), "X-Api-Secret", secret)
+	page := b.page("/console/credentials", string(key[1]), "ops")
+	if strings.Contains(page, secret) {
+		t.Fatal("the credentials list shows a secret")
+	}
+	expectStatus(t, "bad role", b.submit("/console/credentials", url.Values{"environment": {"sandbox"}, "role": {"root"}}), http.StatusBadRequest)
+
+	r = b.submit("/console/credentials/"+string(key[1])+"/revoke", nil)
+	expectStatus(t, "revoke", r, http.StatusSeeOther)
+	in.expect(401, "GET", "/v1/levels", nil, "X-Api-Key", string(key[1]), "X-Api-Secret", secret)
+	b.page("/console/credentials")
+	expectStatus(t, "revoke unknown", b.submit("/console/credentials/sbx_key_nope/revoke", nil), http.StatusNotFound)
+	if h := consoleEvents(t, in, store.Production); !slices.Contains(h, "console.credential_created") {
+		t.Fatalf("production console history %v lacks the creation", h)
+	}
+}
+
+func TestConsoleSettings(t *testing.T) {
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	b := in.operator()
+
+	// Rotation before any URL is a conflict.
+	b.page("/console/settings")
+	expectStatus(t, "rotate unconfigured", b.submit("/console/settings/webhook/rotate", nil), http.StatusConflict)
+
+	// Configure URL and subscription: the secret is shown once.
+	b.page("/console/settings")
+	expectStatus(t, "bad URL", b.submit("/console/settings/webhook", url.Values{"url": {"ftp://x"}, "subscribedEventTypes": {"wallet.created"}}), http.StatusBadRequest)
+	r := b.submit("/console/settings/webhook", url.Values{"url": {rc.URL}, "subscribedEventTypes": {"wallet.created", "balance.updated"}})
+	expectStatus(t, "set webhook", r, http.StatusOK)
+	first := secretOnPage(r.Body)
+	if first == "" {
+		t.Fatalf("no secret shown: %s", r.Body)
+	}
+	cfg := in.expect(200, "GET", "/webhooks/outbound", nil).m(t)
+	if cfg["url"] != rc.URL || !slices.Equal(toStrings(cfg["subscribedEventTypes"]), []string{"wallet.created", "balance.updated"}) {
+		t.Fatalf("webhook config %v", cfg)
+	}
+	page := b.page("/console/settings", rc.URL)
+	if strings.Contains(page, first) {
+		t.Fatal("the settings page shows the secret again")
+	}
+
+	// Rotate: a new secret for the same URL signs the next delivery.
+	r = b.submit("/console/settings/webhook/rotate", nil)
+	expectStatus(t, "rotate", r, http.StatusOK)
+	second := secretOnPage(r.Body)
+	if second == "" || first == second {
+		t.Fatalf("rotation shows no new secret: %s", r.Body)
+	}
+	in.testEvent()
+	got := rc.next(t)
+	if !dispatch.Verify(second, got.Body, got.Header.Get("X-Webhook-Signature")) {
+		t.Fatal("the delivery after rotation is not signed with the new secret")
+	}
+	if dispatch.Verify(first, got.Body, got.Header.Get("X-Webhook-Signature")) {
+		t.Fatal("the old secret still verifies")
+	}
+
+	// KYC callback URL and its secret.
+	kyc := newReceiver(t, in.Clock, nil)
+	b.page("/console/settings")
+	expectStatus(t, "set callback", b.submit("/console/settings/callback", url.Values{"callbackUrl": {kyc.URL}}), http.StatusSeeOther)
+	if u, err := in.Store.CallbackURL(); err != nil || u != kyc.URL {
+		t.Fatalf("callback URL %q %v", u, err)
+	}
+	old, err := in.Store.CallbackSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.page("/console/settings", kyc.URL)
+	r = b.submit("/console/settings/callback/rotate", nil)
+	expectStatus(t, "rotate callback", r, http.StatusOK)
+	shown := secretOnPage(r.Body)
+	now, err := in.Store.CallbackSecret()
+	if err != nil || shown != now || now == old {
+		t.Fatalf("callback rotation: shown %q, stored %q, old %q", shown, now, old)
+	}
+	in.createApplicant("cb-user", "Turing")
+	created := kyc.nextOfType(t, "applicantCreated")
+	if !dispatch.Verify(now, created.Body, created.Header.Get("X-Webhook-Signature")) {
+		t.Fatal("applicantCreated is not signed with the rotated callback secret")
+	}
+}
+
+func TestConsoleProductionDecision(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	pk, ps := in.credential(store.Production, store.RolePartner)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "prod-1", "firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1990-01-01"},
+		"X-Api-Key", pk, "X-Api-Secret", ps)
+	in.expect(200, "POST", "/v1/applicants/prod-1/verify", verifyBody(t, 41), "X-Api-Key", pk, "X-Api-Secret", ps)
+
+	b := in.operator()
+	expectStatus(t, "production applicant in sandbox", b.get("/console/applicants/prod-1"), http.StatusNotFound)
+	b.page("/console")
+	expectStatus(t, "switch", b.submit("/console/env", url.Values{"env": {"production"}, "back": {"/console"}}), http.StatusSeeOther)
+	b.page("/console", "prod-1") // waiting for a decision
+	b.page("/console/applicants/prod-1", "review.check", "awaitingOperatorReview")
+	r := b.submit("/console/applicants/prod-1/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"FINAL"}, "rejectLabels": {"FORGERY"}})
+	expectStatus(t, "reject in production", r, http.StatusSeeOther)
+	got := rc.reviewed(t, secret)
+	if got["environment"] != "production" || got["reviewResult"].(map[string]any)["reviewRejectType"] != "FINAL" {
+		t.Fatalf("applicantReviewed %v", got)
+	}
+	expectStatus(t, "unknown environment", b.submit("/console/env", url.Values{"env": {"staging"}}), http.StatusBadRequest)
+}
