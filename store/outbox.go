@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -19,25 +20,26 @@ const (
 	DeliveryDead      = "dead"
 )
 
-// Event is one business event, stored with the exact bytes of its envelope.
+// Event is one business event with the exact bytes of its envelope. The
+// events bucket stores only those bytes (event id -> envelope): the
+// envelope carries every other field.
 type Event struct {
-	ID         string `json:"id"`
-	Env        Env    `json:"env"`
-	EventType  string `json:"eventType"`
-	EntityType string `json:"entityType"`
-	EntityID   string `json:"entityId"`
-	Timestamp  Time   `json:"timestamp"`
-	Payload    []byte `json:"payload"`
+	ID         string
+	EventType  string
+	EntityType string
+	EntityID   string
+	Timestamp  Time
+	Payload    []byte
 }
 
 // envelope is the body of every delivery, compact JSON fixed at enqueue.
 type envelope struct {
-	ID         string          `json:"id"`
-	EventType  string          `json:"eventType"`
-	EntityType string          `json:"entityType"`
-	EntityID   string          `json:"entityId"`
-	Timestamp  Time            `json:"timestamp"`
-	Data       json.RawMessage `json:"data"`
+	ID         string `json:"id"`
+	EventType  string `json:"eventType"`
+	EntityType string `json:"entityType"`
+	EntityID   string `json:"entityId"`
+	Timestamp  Time   `json:"timestamp"`
+	Data       any    `json:"data"`
 }
 
 // DeliverySummary is a delivery as lists show it.
@@ -102,13 +104,13 @@ func (t *txn) putDelivery(env Env, d diskDelivery) error {
 	return t.env(env, "deliveries").Put([]byte(d.ID), b)
 }
 
-func (t *txn) getEvent(env Env, id string) (Event, error) {
-	var e Event
+// eventPayload returns a copy of the envelope bytes of event id.
+func (t *txn) eventPayload(env Env, id string) ([]byte, error) {
 	b := t.env(env, "events").Get([]byte(id))
 	if b == nil {
-		return e, NotFound("event", id)
+		return nil, NotFound("event", id)
 	}
-	return e, json.Unmarshal(b, &e)
+	return bytes.Clone(b), nil
 }
 
 // enqueue records an event and, when dest is configured (and, for custody,
@@ -123,22 +125,15 @@ func (t *txn) enqueue(env Env, dest, eventType, entityType, entityID string, dat
 	return err
 }
 
-// putEvent stores an event with its envelope bytes, fixed from now on.
+// putEvent stores an event's envelope bytes, fixed from now on.
 func (t *txn) putEvent(env Env, eventType, entityType, entityID string, data any) (Event, error) {
-	raw, err := json.Marshal(data)
+	ev := Event{ID: newID(), EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: At(t.now)}
+	var err error
+	ev.Payload, err = json.Marshal(envelope{ID: ev.ID, EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: ev.Timestamp, Data: data})
 	if err != nil {
 		return Event{}, err
 	}
-	ev := Event{ID: newID(), Env: env, EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: At(t.now)}
-	ev.Payload, err = json.Marshal(envelope{ID: ev.ID, EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: ev.Timestamp, Data: raw})
-	if err != nil {
-		return Event{}, err
-	}
-	evb, err := json.Marshal(ev)
-	if err != nil {
-		return Event{}, err
-	}
-	return ev, t.env(env, "events").Put([]byte(ev.ID), evb)
+	return ev, t.env(env, "events").Put([]byte(ev.ID), ev.Payload)
 }
 
 func (t *txn) createDelivery(env Env, dest string, ev Event, id string) (string, error) {
@@ -204,13 +199,13 @@ func (t *txn) deliveryTask(j Job, dests map[string]destination) (*DeliveryTask, 
 	if err != nil {
 		return nil, err
 	}
-	ev, err := t.getEvent(j.Env, d.EventID)
+	payload, err := t.eventPayload(j.Env, d.EventID)
 	if err != nil {
 		return nil, err
 	}
 	task := &DeliveryTask{
 		DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType,
-		Destination: d.Destination, Payload: ev.Payload,
+		Destination: d.Destination, Payload: payload,
 		Attempt: d.AttemptCount + 1, RoundAttempt: d.AttemptCount - d.RoundStart + 1,
 	}
 	key := string(j.Env) + "|" + d.Destination
@@ -317,11 +312,11 @@ func (s *Store) Delivery(env Env, id string) (Delivery, error) {
 		if err != nil {
 			return err
 		}
-		ev, err := t.getEvent(env, d.EventID)
+		payload, err := t.eventPayload(env, d.EventID)
 		if err != nil {
 			return err
 		}
-		out = Delivery{DeliverySummary: d.DeliverySummary, Payload: string(ev.Payload), Attempts: d.Attempts}
+		out = Delivery{DeliverySummary: d.DeliverySummary, Payload: string(payload), Attempts: d.Attempts}
 		if out.Attempts == nil {
 			out.Attempts = []Attempt{}
 		}
