@@ -21,9 +21,11 @@ const (
 )
 
 // Event is one business event with the exact bytes of its envelope. The
-// events bucket stores only those bytes (event id -> envelope): the
-// envelope carries every other field.
+// events bucket stores only those bytes, under the event's sequence, so
+// events append to the bucket's last page; the envelope carries every other
+// field.
 type Event struct {
+	Seq        uint64
 	ID         string
 	EventType  string
 	EntityType string
@@ -83,6 +85,7 @@ type diskDelivery struct {
 	DeliverySummary
 	Attempts    []Attempt `json:"attempts"`
 	Seq         uint64    `json:"seq"`
+	EventSeq    uint64    `json:"eventSeq"`   // key of the event in the events bucket
 	RoundStart  int       `json:"roundStart"` // attemptCount when the current round began
 	ScheduleKey []byte    `json:"scheduleKey,omitempty"`
 }
@@ -104,11 +107,11 @@ func (t *txn) putDelivery(env Env, d diskDelivery) error {
 	return t.env(env, "deliveries").Put([]byte(d.ID), b)
 }
 
-// eventPayload returns a copy of the envelope bytes of event id.
-func (t *txn) eventPayload(env Env, id string) ([]byte, error) {
-	b := t.env(env, "events").Get([]byte(id))
+// eventPayload returns a copy of the envelope bytes of delivery d's event.
+func (t *txn) eventPayload(env Env, d diskDelivery) ([]byte, error) {
+	b := t.env(env, "events").Get(itob(d.EventSeq))
 	if b == nil {
-		return nil, NotFound("event", id)
+		return nil, NotFound("event", d.EventID)
 	}
 	return bytes.Clone(b), nil
 }
@@ -133,14 +136,18 @@ func (t *txn) putEvent(env Env, eventType, entityType, entityID string, data any
 	if err != nil {
 		return Event{}, err
 	}
-	return ev, t.env(env, "events").Put([]byte(ev.ID), ev.Payload)
+	b := t.env(env, "events")
+	if ev.Seq, err = b.NextSequence(); err != nil {
+		return Event{}, err
+	}
+	return ev, b.Put(itob(ev.Seq), ev.Payload)
 }
 
 func (t *txn) createDelivery(env Env, dest string, ev Event, id string) (string, error) {
 	d := diskDelivery{DeliverySummary: DeliverySummary{
 		ID: id, EventID: ev.ID, EventType: ev.EventType, EntityType: ev.EntityType, EntityID: ev.EntityID,
 		Destination: dest, Status: DeliveryPending, CreatedAt: At(t.now), NextAttemptAt: At(t.now),
-	}}
+	}, EventSeq: ev.Seq}
 	var err error
 	if d.Seq, err = index(t.env(env, "deliveries_idx"), d.ID); err != nil {
 		return "", err
@@ -199,7 +206,7 @@ func (t *txn) deliveryTask(j Job, dests map[string]destination) (*DeliveryTask, 
 	if err != nil {
 		return nil, err
 	}
-	payload, err := t.eventPayload(j.Env, d.EventID)
+	payload, err := t.eventPayload(j.Env, d)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +319,7 @@ func (s *Store) Delivery(env Env, id string) (Delivery, error) {
 		if err != nil {
 			return err
 		}
-		payload, err := t.eventPayload(env, d.EventID)
+		payload, err := t.eventPayload(env, d)
 		if err != nil {
 			return err
 		}

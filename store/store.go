@@ -199,7 +199,7 @@ var (
 // envBuckets lists the nested buckets of every environment, one per concept.
 func envBuckets() []string {
 	return []string{
-		"events",           // event id -> event
+		"events",           // sequence -> envelope bytes
 		"deliveries",       // delivery id -> delivery
 		"deliveries_idx",   // seq -> delivery id (newest last)
 		"history",          // subject id | seq -> history entry
