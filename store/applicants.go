@@ -173,6 +173,9 @@ func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 func (t *txn) save(env Env, a *diskApplicant) error {
 	a.UpdatedAt = At(t.now)
 	a.recompute()
+	if err := t.syncChildData(env, a); err != nil { // UBO hook (store/company.go): new data of a child shows on its row
+		return err
+	}
 	return t.putApplicant(env, a)
 }
 

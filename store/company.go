@@ -196,6 +196,17 @@ func (t *txn) syncChild(env Env, c *diskApplicant) error {
 	return t.saveCompany(env, p)
 }
 
+// syncChildData carries a child's new data to its row: once the child has
+// data again (it submitted, or a RETRY step took new data) a failed or
+// expired row is pending again. Verdicts reach the row through syncChild,
+// after the child's own applicantReviewed, so events keep their order.
+func (t *txn) syncChildData(env Env, c *diskApplicant) error {
+	if c.UboParent == "" || childEnrollment(c) != EnrollmentPending {
+		return nil
+	}
+	return t.syncChild(env, c)
+}
+
 // CompanyStructure returns a company's structure. Returns ENOTFOUND and
 // EINVALID not_a_company.
 func (s *Store) CompanyStructure(env Env, extID string) (CompanyStructure, error) {
