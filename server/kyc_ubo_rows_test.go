@@ -27,3 +27,23 @@ func TestUboFailedRowPendingOnNewData(t *testing.T) {
 	wantCounts(t, in.structure("again"), false, 1, 0, 1, 0, 0, 1, 0, 0, 1)
 	rc.none(t, 50*time.Millisecond)
 }
+
+// TestUboCompanyClosedByChildCompletesEnrollment: a company enrolled through
+// a hosted-UI session and closed by its last child records
+// enrollment.completed, as one closed by its own steps does.
+func TestUboCompanyClosedByChildCompletesEnrollment(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createCompany("enrolled", "Enrolled", map[string]any{"fullName": "Eve Owner", "roles": []string{"ubo"}, "ownershipPercent": 75})
+	in.sdkSession("enrolled", nil)
+	in.submitCompany("enrolled", 93)
+	in.waitReviewStatus("enrolled", "in_review")
+	in.spawn(201, "enrolled", 0, nil)
+	in.expect(200, "POST", "/v1/applicants/enrolled.ubo.1/verify", verifyBody(t, 94))
+	got := rc.reviewedSet(t, secret, 2)
+	wantReviewed(t, got["enrolled"], nil, "GREEN", nil)
+	h := in.historyTypes("enrolled")
+	if len(h) < 2 || h[0] != "enrollment.completed:system" || h[1] != "applicant.approved:system" {
+		t.Fatalf("company history %v", h)
+	}
+}

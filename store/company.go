@@ -143,6 +143,13 @@ func (t *txn) saveCompany(env Env, a *diskApplicant) error {
 	}}); err != nil {
 		return err
 	}
+	if !a.SessionEnd.IsZero() {
+		// Enrolled through a hosted-UI session: as verdict records it.
+		if err := t.appendHistory(env, a.ID, HistoryEntry{EventType: "enrollment.completed", ActorType: ActorSystem,
+			Details: map[string]any{"reviewAnswer": a.Review.ReviewAnswer}}); err != nil {
+			return err
+		}
+	}
 	return t.event(env, a, "applicantReviewed", nil)
 }
 
