@@ -251,7 +251,7 @@ func TestSDKPageCompany(t *testing.T) {
 	token := in.sdkSession("co1", nil)
 	r := in.sdkGet("/sdk/" + token)
 	wantStatusCode(t, r, 200, "page")
-	wantHTML(t, r, `Company verification`, `<h2>Company information</h2>`, `Company documents`, `Step 1 of 3`,
+	wantHTML(t, r, `Company verification`, `<h2>Company information</h2>`, `Company documents`, `Step 1 of 4`,
 		`<input type="text" name="companyName" value="Acme GmbH" disabled`,
 		`<input type="text" name="registrationNumber" value="" required>`,
 		`<select name="legalForm"`, `<option value="gmbh">GMBH</option>`)

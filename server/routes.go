@@ -91,12 +91,14 @@ func (s *Server) routes() {
 	r.POST("/sdk/:token/personal-info", ui.postPersonalInfo)
 	r.POST("/sdk/:token/documents", ui.postDocuments)
 	r.POST("/sdk/:token/questionnaire", ui.postQuestionnaire)
+	r.POST("/sdk/:token/ubos", ui.postUbo)
 	r.POST("/sdk/:token/submit", ui.postSubmit)
 	r.GET("/sdk-assets/*file", ui.asset)
 	r.GET("/api/v1/sdk/state", s.sdkAPI(s.sdkState))
 	r.POST("/api/v1/sdk/personal-info", s.sdkAPI(s.sdkPersonalInfo))
 	r.POST("/api/v1/sdk/documents", s.sdkAPI(s.sdkDocuments))
 	r.POST("/api/v1/sdk/questionnaire", s.sdkAPI(s.sdkQuestionnaire))
+	r.POST("/api/v1/sdk/ubos", s.sdkAPI(s.sdkAddUbo))
 	r.POST("/api/v1/sdk/submit", s.sdkAPI(s.sdkSubmit))
 
 	// Console (SPEC §3.9): operator pages; sessions by cookie, CSRF on POST.

@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -175,6 +177,21 @@ func (s *Server) sdkQuestionnaire(w http.ResponseWriter, r *http.Request, token 
 	return nil
 }
 
+// sdkAddUbo appends a beneficial-owner row (source sdk) to the session's
+// company: 201 with the state, the new row and its index.
+func (s *Server) sdkAddUbo(w http.ResponseWriter, r *http.Request, token string) error {
+	var in store.UboInput
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	out, err := s.store.SDKAddUbo(token, in)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusCreated, out)
+	return nil
+}
+
 func (s *Server) sdkSubmit(w http.ResponseWriter, r *http.Request, token string) error {
 	st, err := s.store.SDKSubmit(token)
 	if err != nil {
@@ -315,6 +332,8 @@ type sdkPage struct {
 	Fields      []sdkFieldView
 	Questions   []sdkQuestionView
 	CompanyDocs []sdkDocView
+	Ubos        []sdkUboView
+	UboForm     sdkUboForm
 	IDDocTypes  []sdkOption
 	Missing     []sdkNav
 	Retry       []sdkNav
@@ -346,6 +365,19 @@ type sdkQuestionView struct {
 	ID, Name, Text, Type, Value string
 	Required, Invalid           bool
 	Options                     []sdkOption
+}
+
+// sdkUboView is a beneficial-owner row as the page lists it.
+type sdkUboView struct {
+	FullName, Roles, OwnershipPercent, Status string
+}
+
+// sdkUboForm is the form that adds a row: empty, or what was posted when
+// the page shows an error. Invalid is the field the error names.
+type sdkUboForm struct {
+	FullName, DateOfBirth, OwnershipPercent, Email, Nationality string
+	Roles                                                       []sdkOption
+	Invalid                                                     string
 }
 
 type sdkDocView struct {
@@ -423,9 +455,11 @@ func (ui *sdkUI) build(token string, st store.SDKState, requested string) *sdkPa
 		retry := s.ReviewAnswer == store.Red && s.ReviewRejectType == store.RejectRetry
 		p.Nav = append(p.Nav, sdkNav{Key: s.Kind, Done: s.HasData && !missing[s.Kind], Optional: s.Optional, Retry: retry})
 	}
-	// UBO rows (SPEC §3.6, rows added here have source "sdk"): built later
-	// by the UBO work. Add a "ubo" step for companies here, its form in
-	// templates/page.html (block "ubo") and its post under /sdk/{token}/ubos.
+	if st.Applicant.Type == store.TypeCompany {
+		// The beneficial-owner rows (SPEC §3.6); rows added here have
+		// source sdk. Not required for submission.
+		p.Nav = append(p.Nav, sdkNav{Key: "ubo", Done: len(st.Ubos) > 0, Optional: true})
+	}
 	p.Nav = append(p.Nav, sdkNav{Key: "review", Done: len(st.Missing) == 0 && st.Verdict != nil})
 	for i := range p.Nav {
 		n := &p.Nav[i]
@@ -556,6 +590,30 @@ func (p *sdkPage) fill() {
 	for _, t := range store.IDDocTypes() {
 		p.IDDocTypes = append(p.IDDocTypes, sdkOption{Value: t, Label: p.T("doc." + t)})
 	}
+	for _, u := range st.Ubos {
+		roles := make([]string, len(u.Roles))
+		for i, r := range u.Roles {
+			roles[i] = p.T("role." + r)
+		}
+		p.Ubos = append(p.Ubos, sdkUboView{FullName: u.FullName, Roles: strings.Join(roles, ", "),
+			OwnershipPercent: string(u.OwnershipPercent), Status: p.T("enrollment." + u.EnrollmentStatus)})
+	}
+	p.UboForm = sdkUboForm{}
+	for _, r := range store.UboRoles() {
+		p.UboForm.Roles = append(p.UboForm.Roles, sdkOption{Value: r, Label: p.T("role." + r)})
+	}
+}
+
+// uboPosted fills the row form with what was posted, for the page that
+// shows its error.
+func (p *sdkPage) uboPosted(posted url.Values, invalid string) {
+	f := &p.UboForm
+	f.FullName, f.DateOfBirth = posted.Get("fullName"), posted.Get("dateOfBirth")
+	f.OwnershipPercent, f.Email, f.Nationality = posted.Get("ownershipPercent"), posted.Get("email"), posted.Get("nationality")
+	for i := range f.Roles {
+		f.Roles[i].Selected = slices.Contains(posted["roles"], f.Roles[i].Value)
+	}
+	f.Invalid, _, _ = strings.Cut(invalid, "[")
 }
 
 func (p *sdkPage) hasDocType(docType string) bool {
@@ -638,7 +696,8 @@ func (ui *sdkUI) formError(w http.ResponseWriter, r *http.Request, token, step s
 	}
 	p := ui.build(token, st, step)
 	label := e.Field
-	if l := p.T("field." + e.Field); l != "field."+e.Field {
+	base, _, _ := strings.Cut(e.Field, "[") // roles[1] is labelled as roles
+	if l := p.T("field." + base); l != "field."+base {
 		label = l
 	}
 	switch {
@@ -657,6 +716,9 @@ func (ui *sdkUI) formError(w http.ResponseWriter, r *http.Request, token, step s
 		if vs, ok := posted[f.Name]; ok && !f.Locked {
 			f.Value = vs[0]
 		}
+	}
+	if p.Step == "ubo" && posted != nil {
+		p.uboPosted(posted, e.Field)
 	}
 	for i := range p.Questions {
 		q := &p.Questions[i]
@@ -800,6 +862,60 @@ func (ui *sdkUI) postQuestionnaire(w http.ResponseWriter, r *http.Request, ps ht
 		return
 	}
 	ui.done(w, r, token, st, "questionnaire")
+}
+
+// postUbo takes the form that adds a beneficial-owner row (source sdk)
+// and shows the rows again, so that another can be added.
+func (ui *sdkUI) postUbo(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	token := ps.ByName("token")
+	if err := r.ParseForm(); err != nil {
+		ui.formError(w, r, token, "ubo", store.Invalid("body", "malformed form"), nil)
+		return
+	}
+	if _, err := ui.s.store.SDKAddUbo(token, uboFormInput(r.PostForm)); err != nil {
+		ui.formError(w, r, token, "ubo", err, r.PostForm)
+		return
+	}
+	sdkHeaders(w)
+	http.Redirect(w, r, "/sdk/"+url.PathEscape(token)+"?step=ubo", http.StatusSeeOther)
+}
+
+// ownershipInput is a decimal as a person types it: digits, a point or a
+// comma, then digits; a trailing % is allowed.
+var ownershipInput = regexp.MustCompile(`^[0-9]{1,3}([.,][0-9]+)?$`)
+
+// uboFormInput reads the row form as the JSON body of POST …/ubos: inputs
+// left empty are absent, the checked roles an array, ownershipPercent a
+// number when it reads as one (else a string, which the store rejects
+// naming the field).
+func uboFormInput(form url.Values) store.UboInput {
+	in := store.UboInput{}
+	str := func(v string) json.RawMessage {
+		b, _ := json.Marshal(v)
+		return b
+	}
+	if vs, ok := form["fullName"]; ok {
+		in["fullName"] = str(vs[0])
+	}
+	for _, f := range []string{"dateOfBirth", "email", "nationality"} {
+		if v := strings.TrimSpace(form.Get(f)); v != "" {
+			in[f] = str(v)
+		}
+	}
+	if v := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(form.Get("ownershipPercent")), "%")); v != "" {
+		if ownershipInput.MatchString(v) {
+			in["ownershipPercent"] = json.RawMessage(strings.Replace(v, ",", ".", 1))
+		} else {
+			in["ownershipPercent"] = str(v)
+		}
+	}
+	roles := form["roles"]
+	if roles == nil {
+		roles = []string{}
+	}
+	b, _ := json.Marshal(roles)
+	in["roles"] = b
+	return in
 }
 
 // postSubmit sends the applicant to review; the page then waits for the

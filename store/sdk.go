@@ -82,10 +82,36 @@ type SDKState struct {
 	Questionnaire            []SDKQuestion `json:"questionnaire"`
 	CompanyRequiredDocuments []string      `json:"companyRequiredDocuments"`
 	Documents                []SDKDocument `json:"documents"`
+	Ubos                     []SDKUbo      `json:"ubos"`    // a company's beneficial-owner rows; empty for an individual
 	Missing                  []string      `json:"missing"` // required steps that still need data
 	Verdict                  *SDKVerdict   `json:"verdict"`
 	RedirectURL              NullString    `json:"redirectUrl"` // returnUrl with externalUserId and reviewAnswer, once there is a verdict
 }
+
+// SDKUbo is a company's beneficial-owner row as the hosted UI shows it: the
+// row without its child's link, which is a credential of another person.
+type SDKUbo struct {
+	UboIndex         int         `json:"uboIndex"`
+	FullName         string      `json:"fullName"`
+	DateOfBirth      NullString  `json:"dateOfBirth"`
+	OwnershipPercent json.Number `json:"ownershipPercent"`
+	Roles            []string    `json:"roles"`
+	Email            NullString  `json:"email"`
+	Nationality      NullString  `json:"nationality"`
+	Source           string      `json:"source"`
+	EnrollmentStatus string      `json:"enrollmentStatus"`
+	CreatedAtUtc     Time        `json:"createdAtUtc"`
+}
+
+func sdkUbo(r UboRow) SDKUbo {
+	return SDKUbo{UboIndex: r.UboIndex, FullName: r.FullName, DateOfBirth: r.DateOfBirth, OwnershipPercent: r.OwnershipPercent,
+		Roles: r.Roles, Email: r.Email, Nationality: r.Nationality, Source: r.Source, EnrollmentStatus: r.EnrollmentStatus,
+		CreatedAtUtc: r.CreatedAtUtc}
+}
+
+// UboRoles lists the roles of a beneficial-owner row (for the hosted UI's
+// choice).
+func UboRoles() []string { return uboRoles() }
 
 // sdkSession finds a live session by token and its applicant and level.
 // Returns EUNAUTHORIZED invalid_token for an unknown token and EGONE
@@ -138,7 +164,12 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 		Lang:      x.Lang, Theme: x.Theme, ReturnURL: NullString(x.ReturnURL), ExpiresAt: x.ExpiresAt,
 		ReviewStatus: a.Review.ReviewStatus, InReview: a.sdkWaiting(), AcceptsData: a.acceptsData() == nil,
 		Steps: []SDKStep{}, Fields: []SDKField{}, Questionnaire: []SDKQuestion{}, Documents: []SDKDocument{},
-		CompanyRequiredDocuments: append([]string{}, l.CompanyRequiredDocuments...), Missing: []string{},
+		CompanyRequiredDocuments: append([]string{}, l.CompanyRequiredDocuments...), Missing: []string{}, Ubos: []SDKUbo{},
+	}
+	if rows := a.uboView(); rows != nil {
+		for _, r := range *rows {
+			v.Ubos = append(v.Ubos, sdkUbo(r))
+		}
 	}
 	if v.CompanyRequiredDocuments == nil {
 		v.CompanyRequiredDocuments = []string{}
@@ -509,6 +540,49 @@ func (s *Store) SDKSubmit(token string) (SDKState, error) {
 		defer func() { t.retag = nil }()
 		return t.submit(x.Env, a, l, false)
 	})
+}
+
+// SDKUboAdded is the answer of POST /api/v1/sdk/ubos: the session's state
+// with the new row and its index.
+type SDKUboAdded struct {
+	SDKState
+	UboIndex int    `json:"uboIndex"`
+	Row      SDKUbo `json:"row"`
+}
+
+// SDKAddUbo appends a beneficial-owner row with source sdk to the
+// session's company, by AddUbo (history applicant.updated by sdk). Returns
+// EUNAUTHORIZED, EGONE, EINVALID not_a_company for an individual or naming
+// the field (the rules of POST /v1/applicants/{id}/ubos), and ECONFLICT when
+// the applicant takes no data now (in review, rejected for good) or as
+// AddUbo (too_many_ubos).
+func (s *Store) SDKAddUbo(token string, in UboInput) (SDKUboAdded, error) {
+	var env Env
+	var extID string
+	err := s.view(func(t *txn) error {
+		x, a, _, err := t.sdkSession(token)
+		if err != nil {
+			return err
+		}
+		if a.Type != TypeCompany {
+			return &Error{Code: EINVALID, Reason: "not_a_company",
+				Message: "this verification is for an individual; beneficial-owner rows exist only for companies"}
+		}
+		env, extID = x.Env, a.ExternalID
+		return a.acceptsData()
+	})
+	if err != nil {
+		return SDKUboAdded{}, err
+	}
+	added, err := s.AddUbo(env, extID, in, SourceSDK)
+	if err != nil {
+		return SDKUboAdded{}, err
+	}
+	st, err := s.SDKView(token)
+	if err != nil {
+		return SDKUboAdded{}, err
+	}
+	return SDKUboAdded{SDKState: st, UboIndex: added.UboIndex, Row: sdkUbo(added.Row)}, nil
 }
 
 // LegalForms lists the accepted values of legalForm, lower case (for the
