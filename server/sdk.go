@@ -122,11 +122,21 @@ func bearerToken(r *http.Request) (string, error) {
 	return token, nil
 }
 
+// sdkShown sets the language and theme of a state to those the hosted UI
+// uses: an unknown language is English, a theme other than dark light.
+func sdkShown(st *store.SDKState) {
+	st.Lang = sdkLang(st.Lang)
+	if st.Theme != "dark" {
+		st.Theme = "light"
+	}
+}
+
 func (s *Server) sdkState(w http.ResponseWriter, r *http.Request, token string) error {
 	st, err := s.store.SDKState(token)
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusOK, st)
 	return nil
 }
@@ -147,6 +157,7 @@ func (s *Server) sdkPersonalInfo(w http.ResponseWriter, r *http.Request, token s
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusOK, st)
 	return nil
 }
@@ -160,6 +171,7 @@ func (s *Server) sdkDocuments(w http.ResponseWriter, r *http.Request, token stri
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusCreated, st)
 	return nil
 }
@@ -173,6 +185,7 @@ func (s *Server) sdkQuestionnaire(w http.ResponseWriter, r *http.Request, token 
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusOK, st)
 	return nil
 }
@@ -188,6 +201,7 @@ func (s *Server) sdkAddUbo(w http.ResponseWriter, r *http.Request, token string)
 	if err != nil {
 		return err
 	}
+	sdkShown(&out.SDKState)
 	s.encode(w, http.StatusCreated, out)
 	return nil
 }
@@ -197,6 +211,7 @@ func (s *Server) sdkSubmit(w http.ResponseWriter, r *http.Request, token string)
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusOK, st)
 	return nil
 }
@@ -409,6 +424,47 @@ func (p *sdkPage) Has(kind, side string) bool {
 	return false
 }
 
+// ReturnHref is the href attribute of the way back to the partner: its
+// returnUrl with externalUserId and reviewAnswer (see returnAttr).
+func (p *sdkPage) ReturnHref() template.HTMLAttr {
+	return template.HTMLAttr(`href="` + p.returnAttr() + `"`)
+}
+
+// ReturnRefresh is the content attribute of the meta refresh that takes
+// the applicant back to the partner after a final verdict.
+func (p *sdkPage) ReturnRefresh() template.HTMLAttr {
+	return template.HTMLAttr(`content="5;url=` + p.returnAttr() + `"`)
+}
+
+// charRef matches what follows an ampersand that would read as a character
+// reference.
+var charRef = regexp.MustCompile(`^&[A-Za-z0-9#]+;`)
+
+// returnAttr is the redirect URL as a double-quoted attribute value. The
+// URL is the partner's http(s) returnUrl; its query keeps plain "&"
+// separators (valid HTML: no ampersand before a name and ";"), so the page
+// shows the URL as the redirect uses it. Quotes, angle brackets and spaces
+// are percent-encoded; anything that is not http(s) goes through /return.
+func (p *sdkPage) returnAttr() string {
+	u := string(p.State.RedirectURL)
+	lower := strings.ToLower(u)
+	if !strings.HasPrefix(lower, "https://") && !strings.HasPrefix(lower, "http://") {
+		return "/sdk/" + url.PathEscape(p.Token) + "/return"
+	}
+	var b strings.Builder
+	for i := 0; i < len(u); i++ {
+		switch c := u[i]; {
+		case c == '&' && charRef.MatchString(u[i:]):
+			b.WriteString("&amp;")
+		case c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' || c <= ' ' || c == 0x7f:
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
 // Heading is the title of the current step.
 func (p *sdkPage) Heading() string { return p.stepLabel(p.Step) }
 
@@ -426,7 +482,7 @@ func (p *sdkPage) stepLabel(key string) string {
 // build lays out the page for state st: its mode, navigation and the step
 // asked for (or the first one still open).
 func (ui *sdkUI) build(token string, st store.SDKState, requested string) *sdkPage {
-	p := &sdkPage{ui: ui, Lang: sdkLang(ui.messages, st.Lang), Theme: st.Theme, Token: token, Version: ui.version, State: st}
+	p := &sdkPage{ui: ui, Lang: sdkLang(st.Lang), Theme: st.Theme, Token: token, Version: ui.version, State: st}
 	if p.Theme != "dark" {
 		p.Theme = "light"
 	}
@@ -661,7 +717,8 @@ type sdkMessagePage struct {
 }
 
 // fail answers a page request whose session cannot be used: 410 for an
-// expired link, 404 for an unknown one; other errors as the API would.
+// expired or unknown link (SPEC §3.8), each with its own text; other errors
+// as the API would.
 func (ui *sdkUI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	lang := "en"
 	if al := strings.ToLower(r.Header.Get("Accept-Language")); strings.HasPrefix(al, "de") {
@@ -675,7 +732,7 @@ func (ui *sdkUI) fail(w http.ResponseWriter, r *http.Request, err error) {
 		ui.write(w, r, "message", page, http.StatusGone)
 	case store.EUNAUTHORIZED:
 		page.Title, page.Text = p.T("notfound.title"), p.T("notfound.text")
-		ui.write(w, r, "message", page, http.StatusNotFound)
+		ui.write(w, r, "message", page, http.StatusGone)
 	default:
 		ui.s.writeError(w, r, err)
 	}

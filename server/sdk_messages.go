@@ -244,12 +244,17 @@ func sdkMessages() map[string]map[string]string {
 	}
 }
 
-// sdkLang returns the supported language for code: the code itself when
-// the table has it, else English.
-func sdkLang(messages map[string]map[string]string, code string) string {
+// sdkLanguages lists the languages of sdkMessages.
+func sdkLanguages() []string { return []string{"en", "de"} }
+
+// sdkLang returns the language the hosted UI uses for the session's code:
+// the code itself (any case) when the UI speaks it, else English.
+func sdkLang(code string) string {
 	code = strings.ToLower(code)
-	if _, ok := messages[code]; ok {
-		return code
+	for _, l := range sdkLanguages() {
+		if code == l {
+			return l
+		}
 	}
 	return "en"
 }

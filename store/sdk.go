@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -228,18 +229,41 @@ func (a *diskApplicant) sdkWaiting() bool {
 	return a.InReview || a.Review.ReviewStatus == ReviewInReview || a.Review.ReviewStatus == ReviewAwaiting
 }
 
-// returnWithVerdict adds externalUserId and reviewAnswer to the query of
-// the partner's returnUrl, keeping its own parameters.
+// returnWithVerdict appends externalUserId and reviewAnswer to the query of
+// the partner's returnUrl, after its own parameters, which keep their order
+// and spelling (a parameter of the same name as ours is replaced).
 func returnWithVerdict(raw, extID, answer string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
 	}
-	q := u.Query()
-	q.Set("externalUserId", extID)
-	q.Set("reviewAnswer", answer)
-	u.RawQuery = q.Encode()
+	var parts []string
+	for _, p := range strings.Split(u.RawQuery, "&") {
+		name, _, _ := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); p == "" || (err == nil && (n == "externalUserId" || n == "reviewAnswer")) {
+			continue
+		}
+		parts = append(parts, queryPart(p))
+	}
+	parts = append(parts, "externalUserId="+url.QueryEscape(extID), "reviewAnswer="+url.QueryEscape(answer))
+	u.RawQuery = strings.Join(parts, "&")
+	u.ForceQuery = false
 	return u.String()
+}
+
+// queryPart percent-encodes the bytes a URI query may not hold (RFC 3986),
+// so the redirect is a valid URI whatever the partner's returnUrl held.
+func queryPart(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c > ' ' && c < 0x7f && !strings.ContainsRune("\"<>\\^`{|}", rune(c)) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)|0x100, 16)[1:]))
+	}
+	return b.String()
 }
 
 // sdkCall runs fn on the session's applicant in one update; fn records its
@@ -288,6 +312,13 @@ func (s *Store) SDKState(token string) (SDKState, error) {
 // sdkInternal records an internal hosted-UI entry.
 func (t *txn) sdkInternal(x Session, a *diskApplicant, eventType string, details map[string]any) error {
 	return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: eventType, ActorType: ActorSDK, Details: details, Internal: true})
+}
+
+// sdkUpdated records a partner-visible applicant.updated entry by sdk: the
+// applicant gave data in the hosted UI (SPEC §3.8: each call is an sdk
+// history event; a read has no partner-visible event type and is internal).
+func (t *txn) sdkUpdated(x Session, a *diskApplicant, details map[string]any) error {
+	return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSDK, Details: details})
 }
 
 // SDKPersonalInfo changes data fields from the hosted UI: a string sets the
@@ -492,7 +523,7 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 		if err := t.save(x.Env, a); err != nil {
 			return err
 		}
-		return t.sdkInternal(x, a, "sdk.documents_uploaded", map[string]any{"kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes})
+		return t.sdkUpdated(x, a, map[string]any{"action": "documents.uploaded", "kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes})
 	})
 }
 
@@ -518,7 +549,7 @@ func (s *Store) SDKAnswers(token string, answers map[string]json.RawMessage) (SD
 		if err := t.save(x.Env, a); err != nil {
 			return err
 		}
-		return t.sdkInternal(x, a, "sdk.questionnaire_answered", map[string]any{"questions": len(answers)})
+		return t.sdkUpdated(x, a, map[string]any{"action": "questionnaire.answered", "questions": len(answers)})
 	})
 }
 
