@@ -171,3 +171,15 @@ func TestSDKAuditHistory(t *testing.T) {
 		t.Errorf("history %v, want %v", h, want)
 	}
 }
+
+// TestSDKAuditCountryCase: a country code typed in lower case in a form is
+// taken in upper case.
+func TestSDKAuditCountryCase(t *testing.T) {
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "case1"})
+	token := in.sdkSession("case1", nil)
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"nationality": {" deu "}}), 303, "nationality")
+	if info := in.expect(200, "GET", "/v1/applicants/case1", nil).m(t)["info"].(map[string]any); info["nationality"] != "DEU" {
+		t.Errorf("info %v", info)
+	}
+}

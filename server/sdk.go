@@ -851,6 +851,9 @@ func (ui *sdkUI) postPersonalInfo(w http.ResponseWriter, r *http.Request, ps htt
 			continue
 		}
 		v := strings.TrimSpace(vs[0])
+		if f.Name == "nationality" || f.Name == "country" {
+			v = strings.ToUpper(v) // a person types "deu"
+		}
 		switch {
 		case v != "":
 			b, _ := json.Marshal(v)
@@ -955,7 +958,11 @@ func uboFormInput(form url.Values) store.UboInput {
 		in["fullName"] = str(vs[0])
 	}
 	for _, f := range []string{"dateOfBirth", "email", "nationality"} {
-		if v := strings.TrimSpace(form.Get(f)); v != "" {
+		v := strings.TrimSpace(form.Get(f))
+		if f == "nationality" {
+			v = strings.ToUpper(v)
+		}
+		if v != "" {
 			in[f] = str(v)
 		}
 	}
