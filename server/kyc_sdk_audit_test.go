@@ -183,3 +183,25 @@ func TestSDKAuditCountryCase(t *testing.T) {
 		t.Errorf("info %v", info)
 	}
 }
+
+// TestSDKAuditUploadNames: the page API's multipart upload takes the names
+// a partner may use: type for kind, idDocType for docType, a file part of
+// any name.
+func TestSDKAuditUploadNames(t *testing.T) {
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "names1"})
+	token := in.sdkSession("names1", nil)
+	r := in.sdkUpload("/api/v1/sdk/documents", token, part{name: "type", value: "identity_doc"}, part{name: "idDocType", value: "ID_CARD"},
+		part{name: "document", data: pngImage(t, 240, 220, 80)})
+	wantStatusCode(t, r, 201, "identity_doc")
+	r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "selfie", data: jpegImage(t, 220, 240, 81)})
+	wantStatusCode(t, r, 201, "selfie")
+	var st struct {
+		Documents []struct{ Kind, Side, DocType string }
+		Missing   []string
+	}
+	r.json(t, &st)
+	if len(st.Documents) != 2 || st.Documents[0].DocType != "ID_CARD" || st.Documents[0].Side != "front" || len(st.Missing) != 0 {
+		t.Errorf("state %s", r.Body)
+	}
+}

@@ -216,10 +216,11 @@ func (s *Server) sdkSubmit(w http.ResponseWriter, r *http.Request, token string)
 	return nil
 }
 
-// readUpload reads a multipart upload: the fields kind, side and docType
-// and the file parts "file" (one or more; "image" is the same), "front" and
-// "back" (sides of an identity document). An empty file input (no name, no
-// bytes) is skipped. A JSON body as POST …/documents takes it (kind, side,
+// readUpload reads a multipart upload: the fields kind (or type), side and
+// docType (or idDocType) and the file parts "file" (one or more; "image" or
+// any other name with a file name is the same), "front" and "back" (sides
+// of an identity document). An empty file input (no name, no bytes) is
+// skipped. A JSON body as POST …/documents takes it (kind, side,
 // docType, image in base64) is accepted too. Returns EINVALID naming the
 // field and ETOOLARGE past the body limit.
 func readUpload(r *http.Request) (store.SDKUpload, error) {
@@ -249,7 +250,16 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 		if err != nil {
 			return up, uploadError(err)
 		}
-		switch name := p.FormName(); name {
+		name := p.FormName()
+		switch {
+		case name == "idDocType":
+			name = "docType" // the name POST …/verify uses
+		case name == "type":
+			name = "kind"
+		case p.FileName() != "" && !slices.Contains([]string{"file", "image", "front", "back"}, name):
+			name = "file" // a file under any other name
+		}
+		switch name {
 		case "kind", "side", "docType":
 			b, err := io.ReadAll(io.LimitReader(p, 256))
 			if err != nil {
@@ -258,7 +268,9 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 			v := strings.TrimSpace(string(b))
 			switch name {
 			case "kind":
-				up.Kind = v
+				if up.Kind == "" || p.FormName() == "kind" {
+					up.Kind = v
+				}
 			case "side":
 				up.Side = v
 			default:
