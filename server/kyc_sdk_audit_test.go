@@ -205,3 +205,19 @@ func TestSDKAuditUploadNames(t *testing.T) {
 		t.Errorf("state %s", r.Body)
 	}
 }
+
+// TestSDKAuditInfoWrapper: personal info may come as {"info": {...}}, the
+// shape of the applicant's info.
+func TestSDKAuditInfoWrapper(t *testing.T) {
+	in := start(t)
+	in.createApplicant("wrap1", "Green")
+	token := in.sdkSession("wrap1", nil)
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"info":{"email":"w@example.com"}}`), 200, "info")
+	r := in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"info":{"lastName":"Other"}}`)
+	if code, field := errField(t, r); r.Status != 409 || code != "field_locked" || field != "lastName" {
+		t.Errorf("locked in info: %d %s %s", r.Status, code, field)
+	}
+	if info := in.expect(200, "GET", "/v1/applicants/wrap1", nil).m(t)["info"].(map[string]any); info["email"] != "w@example.com" {
+		t.Errorf("info %v", info)
+	}
+}

@@ -146,11 +146,15 @@ func (s *Server) sdkPersonalInfo(w http.ResponseWriter, r *http.Request, token s
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if inner, ok := in["fields"]; ok && len(in) == 1 && bytes.HasPrefix(bytes.TrimSpace(inner), []byte("{")) {
-		// {"fields": {...}} is read as the fields themselves.
-		in = nil
-		if err := decodeBytes(inner, &in); err != nil {
-			return err
+	for _, wrap := range []string{"fields", "info"} {
+		if inner, ok := in[wrap]; ok && len(in) == 1 && bytes.HasPrefix(bytes.TrimSpace(inner), []byte("{")) {
+			// {"fields": {...}} or {"info": {...}} (as the applicant shows
+			// them) is read as the fields themselves.
+			in = nil
+			if err := decodeBytes(inner, &in); err != nil {
+				return err
+			}
+			break
 		}
 	}
 	st, err := s.store.SDKPersonalInfo(token, in)
