@@ -251,7 +251,7 @@ func TestSDKPageCompany(t *testing.T) {
 	token := in.sdkSession("co1", nil)
 	r := in.sdkGet("/sdk/" + token)
 	wantStatusCode(t, r, 200, "page")
-	wantHTML(t, r, `Company verification`, `<h2>Company information</h2>`, `Company documents`, `Step 1 of 3`,
+	wantHTML(t, r, `Company verification`, `<h2>Company information</h2>`, `Company documents`, `Step 1 of 4`,
 		`<input type="text" name="companyName" value="Acme GmbH" disabled`,
 		`<input type="text" name="registrationNumber" value="" required>`,
 		`<select name="legalForm"`, `<option value="gmbh">GMBH</option>`)
@@ -336,8 +336,9 @@ func TestSDKFormFlow(t *testing.T) {
 		t.Errorf("applicantReviewed %v", got)
 	}
 	r = in.sdkGet(page)
-	wantHTML(t, r, `id="verdict"`, `You are verified`, `href="/sdk/`+regexp.QuoteMeta(token)+`/return"`,
-		`<meta http-equiv="refresh" content="5;url=/sdk/`+regexp.QuoteMeta(token)+`/return">`)
+	// The way back is the returnUrl itself, its own parameters first.
+	back := regexp.QuoteMeta("https://partner.example/done?from=kyc&externalUserId=walk1&reviewAnswer=GREEN")
+	wantHTML(t, r, `id="verdict"`, `You are verified`, `href="`+back+`"`, `<meta http-equiv="refresh" content="5;url=`+back+`">`)
 	r = in.sdkGet(page + "/return")
 	wantStatusCode(t, r, 303, "return")
 	loc, err := url.Parse(r.Header.Get("Location"))
@@ -352,8 +353,10 @@ func TestSDKFormFlow(t *testing.T) {
 	}
 
 	// The partner sees what the applicant did, as sdk.
+	// Each call that gave data is applicant.updated by sdk: the personal
+	// info and the two uploads (failed calls record nothing).
 	want := []string{"enrollment.completed:system", "applicant.approved:system", "enrollment.submitted:sdk",
-		"applicant.updated:sdk", "enrollment.created:partner", "applicant.created:partner"}
+		"applicant.updated:sdk", "applicant.updated:sdk", "applicant.updated:sdk", "enrollment.created:partner", "applicant.created:partner"}
 	if h := in.historyTypes("walk1"); !slices.Equal(h, want) {
 		t.Errorf("history %v, want %v", h, want)
 	}
@@ -420,9 +423,9 @@ func TestSDKAPI(t *testing.T) {
 		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", "nope", `{"email":"a@b.example"}`), 401, "personal-info")
 		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", "nope", ""), 401, "submit")
 		wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", "nope", part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 1)}), 401, "documents")
-		// The page of an unknown token: 404 page.
+		// The page of an unknown token: 410 page (SPEC §3.8).
 		r := in.sdkGet("/sdk/nope")
-		wantStatusCode(t, r, 404, "unknown page")
+		wantStatusCode(t, r, 410, "unknown page")
 		wantHTML(t, r, `Verification link not found`)
 	})
 

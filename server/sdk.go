@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,11 +122,21 @@ func bearerToken(r *http.Request) (string, error) {
 	return token, nil
 }
 
+// sdkShown sets the language and theme of a state to those the hosted UI
+// uses: an unknown language is English, a theme other than dark light.
+func sdkShown(st *store.SDKState) {
+	st.Lang = sdkLang(st.Lang)
+	if st.Theme != "dark" {
+		st.Theme = "light"
+	}
+}
+
 func (s *Server) sdkState(w http.ResponseWriter, r *http.Request, token string) error {
 	st, err := s.store.SDKState(token)
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusOK, st)
 	return nil
 }
@@ -134,17 +146,22 @@ func (s *Server) sdkPersonalInfo(w http.ResponseWriter, r *http.Request, token s
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if inner, ok := in["fields"]; ok && len(in) == 1 && bytes.HasPrefix(bytes.TrimSpace(inner), []byte("{")) {
-		// {"fields": {...}} is read as the fields themselves.
-		in = nil
-		if err := decodeBytes(inner, &in); err != nil {
-			return err
+	for _, wrap := range []string{"fields", "info"} {
+		if inner, ok := in[wrap]; ok && len(in) == 1 && bytes.HasPrefix(bytes.TrimSpace(inner), []byte("{")) {
+			// {"fields": {...}} or {"info": {...}} (as the applicant shows
+			// them) is read as the fields themselves.
+			in = nil
+			if err := decodeBytes(inner, &in); err != nil {
+				return err
+			}
+			break
 		}
 	}
 	st, err := s.store.SDKPersonalInfo(token, in)
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusOK, st)
 	return nil
 }
@@ -158,6 +175,7 @@ func (s *Server) sdkDocuments(w http.ResponseWriter, r *http.Request, token stri
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusCreated, st)
 	return nil
 }
@@ -171,7 +189,24 @@ func (s *Server) sdkQuestionnaire(w http.ResponseWriter, r *http.Request, token 
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusOK, st)
+	return nil
+}
+
+// sdkAddUbo appends a beneficial-owner row (source sdk) to the session's
+// company: 201 with the state, the new row and its index.
+func (s *Server) sdkAddUbo(w http.ResponseWriter, r *http.Request, token string) error {
+	var in store.UboInput
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	out, err := s.store.SDKAddUbo(token, in)
+	if err != nil {
+		return err
+	}
+	sdkShown(&out.SDKState)
+	s.encode(w, http.StatusCreated, out)
 	return nil
 }
 
@@ -180,14 +215,16 @@ func (s *Server) sdkSubmit(w http.ResponseWriter, r *http.Request, token string)
 	if err != nil {
 		return err
 	}
+	sdkShown(&st)
 	s.encode(w, http.StatusOK, st)
 	return nil
 }
 
-// readUpload reads a multipart upload: the fields kind, side and docType
-// and the file parts "file" (one or more; "image" is the same), "front" and
-// "back" (sides of an identity document). An empty file input (no name, no
-// bytes) is skipped. A JSON body as POST …/documents takes it (kind, side,
+// readUpload reads a multipart upload: the fields kind (or type), side and
+// docType (or idDocType) and the file parts "file" (one or more; "image" or
+// any other name with a file name is the same), "front" and "back" (sides
+// of an identity document). An empty file input (no name, no bytes) is
+// skipped. A JSON body as POST …/documents takes it (kind, side,
 // docType, image in base64) is accepted too. Returns EINVALID naming the
 // field and ETOOLARGE past the body limit.
 func readUpload(r *http.Request) (store.SDKUpload, error) {
@@ -217,7 +254,16 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 		if err != nil {
 			return up, uploadError(err)
 		}
-		switch name := p.FormName(); name {
+		name := p.FormName()
+		switch {
+		case name == "idDocType":
+			name = "docType" // the name POST …/verify uses
+		case name == "type":
+			name = "kind"
+		case p.FileName() != "" && !slices.Contains([]string{"file", "image", "front", "back"}, name):
+			name = "file" // a file under any other name
+		}
+		switch name {
 		case "kind", "side", "docType":
 			b, err := io.ReadAll(io.LimitReader(p, 256))
 			if err != nil {
@@ -226,7 +272,9 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 			v := strings.TrimSpace(string(b))
 			switch name {
 			case "kind":
-				up.Kind = v
+				if up.Kind == "" || p.FormName() == "kind" {
+					up.Kind = v
+				}
 			case "side":
 				up.Side = v
 			default:
@@ -315,6 +363,8 @@ type sdkPage struct {
 	Fields      []sdkFieldView
 	Questions   []sdkQuestionView
 	CompanyDocs []sdkDocView
+	Ubos        []sdkUboView
+	UboForm     sdkUboForm
 	IDDocTypes  []sdkOption
 	Missing     []sdkNav
 	Retry       []sdkNav
@@ -348,6 +398,19 @@ type sdkQuestionView struct {
 	Options                     []sdkOption
 }
 
+// sdkUboView is a beneficial-owner row as the page lists it.
+type sdkUboView struct {
+	FullName, Roles, OwnershipPercent, Status string
+}
+
+// sdkUboForm is the form that adds a row: empty, or what was posted when
+// the page shows an error. Invalid is the field the error names.
+type sdkUboForm struct {
+	FullName, DateOfBirth, OwnershipPercent, Email, Nationality string
+	Roles                                                       []sdkOption
+	Invalid                                                     string
+}
+
 type sdkDocView struct {
 	DocType, Label string
 	Uploaded       bool
@@ -377,6 +440,47 @@ func (p *sdkPage) Has(kind, side string) bool {
 	return false
 }
 
+// ReturnHref is the href attribute of the way back to the partner: its
+// returnUrl with externalUserId and reviewAnswer (see returnAttr).
+func (p *sdkPage) ReturnHref() template.HTMLAttr {
+	return template.HTMLAttr(`href="` + p.returnAttr() + `"`)
+}
+
+// ReturnRefresh is the content attribute of the meta refresh that takes
+// the applicant back to the partner after a final verdict.
+func (p *sdkPage) ReturnRefresh() template.HTMLAttr {
+	return template.HTMLAttr(`content="5;url=` + p.returnAttr() + `"`)
+}
+
+// charRef matches what follows an ampersand that would read as a character
+// reference.
+var charRef = regexp.MustCompile(`^&[A-Za-z0-9#]+;`)
+
+// returnAttr is the redirect URL as a double-quoted attribute value. The
+// URL is the partner's http(s) returnUrl; its query keeps plain "&"
+// separators (valid HTML: no ampersand before a name and ";"), so the page
+// shows the URL as the redirect uses it. Quotes, angle brackets and spaces
+// are percent-encoded; anything that is not http(s) goes through /return.
+func (p *sdkPage) returnAttr() string {
+	u := string(p.State.RedirectURL)
+	lower := strings.ToLower(u)
+	if !strings.HasPrefix(lower, "https://") && !strings.HasPrefix(lower, "http://") {
+		return "/sdk/" + url.PathEscape(p.Token) + "/return"
+	}
+	var b strings.Builder
+	for i := 0; i < len(u); i++ {
+		switch c := u[i]; {
+		case c == '&' && charRef.MatchString(u[i:]):
+			b.WriteString("&amp;")
+		case c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' || c <= ' ' || c == 0x7f:
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
 // Heading is the title of the current step.
 func (p *sdkPage) Heading() string { return p.stepLabel(p.Step) }
 
@@ -394,7 +498,7 @@ func (p *sdkPage) stepLabel(key string) string {
 // build lays out the page for state st: its mode, navigation and the step
 // asked for (or the first one still open).
 func (ui *sdkUI) build(token string, st store.SDKState, requested string) *sdkPage {
-	p := &sdkPage{ui: ui, Lang: sdkLang(ui.messages, st.Lang), Theme: st.Theme, Token: token, Version: ui.version, State: st}
+	p := &sdkPage{ui: ui, Lang: sdkLang(st.Lang), Theme: st.Theme, Token: token, Version: ui.version, State: st}
 	if p.Theme != "dark" {
 		p.Theme = "light"
 	}
@@ -423,9 +527,11 @@ func (ui *sdkUI) build(token string, st store.SDKState, requested string) *sdkPa
 		retry := s.ReviewAnswer == store.Red && s.ReviewRejectType == store.RejectRetry
 		p.Nav = append(p.Nav, sdkNav{Key: s.Kind, Done: s.HasData && !missing[s.Kind], Optional: s.Optional, Retry: retry})
 	}
-	// UBO rows (SPEC §3.6, rows added here have source "sdk"): built later
-	// by the UBO work. Add a "ubo" step for companies here, its form in
-	// templates/page.html (block "ubo") and its post under /sdk/{token}/ubos.
+	if st.Applicant.Type == store.TypeCompany {
+		// The beneficial-owner rows (SPEC §3.6); rows added here have
+		// source sdk. Not required for submission.
+		p.Nav = append(p.Nav, sdkNav{Key: "ubo", Done: len(st.Ubos) > 0, Optional: true})
+	}
 	p.Nav = append(p.Nav, sdkNav{Key: "review", Done: len(st.Missing) == 0 && st.Verdict != nil})
 	for i := range p.Nav {
 		n := &p.Nav[i]
@@ -556,6 +662,30 @@ func (p *sdkPage) fill() {
 	for _, t := range store.IDDocTypes() {
 		p.IDDocTypes = append(p.IDDocTypes, sdkOption{Value: t, Label: p.T("doc." + t)})
 	}
+	for _, u := range st.Ubos {
+		roles := make([]string, len(u.Roles))
+		for i, r := range u.Roles {
+			roles[i] = p.T("role." + r)
+		}
+		p.Ubos = append(p.Ubos, sdkUboView{FullName: u.FullName, Roles: strings.Join(roles, ", "),
+			OwnershipPercent: string(u.OwnershipPercent), Status: p.T("enrollment." + u.EnrollmentStatus)})
+	}
+	p.UboForm = sdkUboForm{}
+	for _, r := range store.UboRoles() {
+		p.UboForm.Roles = append(p.UboForm.Roles, sdkOption{Value: r, Label: p.T("role." + r)})
+	}
+}
+
+// uboPosted fills the row form with what was posted, for the page that
+// shows its error.
+func (p *sdkPage) uboPosted(posted url.Values, invalid string) {
+	f := &p.UboForm
+	f.FullName, f.DateOfBirth = posted.Get("fullName"), posted.Get("dateOfBirth")
+	f.OwnershipPercent, f.Email, f.Nationality = posted.Get("ownershipPercent"), posted.Get("email"), posted.Get("nationality")
+	for i := range f.Roles {
+		f.Roles[i].Selected = slices.Contains(posted["roles"], f.Roles[i].Value)
+	}
+	f.Invalid, _, _ = strings.Cut(invalid, "[")
 }
 
 func (p *sdkPage) hasDocType(docType string) bool {
@@ -603,7 +733,8 @@ type sdkMessagePage struct {
 }
 
 // fail answers a page request whose session cannot be used: 410 for an
-// expired link, 404 for an unknown one; other errors as the API would.
+// expired or unknown link (SPEC §3.8), each with its own text; other errors
+// as the API would.
 func (ui *sdkUI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	lang := "en"
 	if al := strings.ToLower(r.Header.Get("Accept-Language")); strings.HasPrefix(al, "de") {
@@ -617,7 +748,7 @@ func (ui *sdkUI) fail(w http.ResponseWriter, r *http.Request, err error) {
 		ui.write(w, r, "message", page, http.StatusGone)
 	case store.EUNAUTHORIZED:
 		page.Title, page.Text = p.T("notfound.title"), p.T("notfound.text")
-		ui.write(w, r, "message", page, http.StatusNotFound)
+		ui.write(w, r, "message", page, http.StatusGone)
 	default:
 		ui.s.writeError(w, r, err)
 	}
@@ -638,7 +769,8 @@ func (ui *sdkUI) formError(w http.ResponseWriter, r *http.Request, token, step s
 	}
 	p := ui.build(token, st, step)
 	label := e.Field
-	if l := p.T("field." + e.Field); l != "field."+e.Field {
+	base, _, _ := strings.Cut(e.Field, "[") // roles[1] is labelled as roles
+	if l := p.T("field." + base); l != "field."+base {
 		label = l
 	}
 	switch {
@@ -657,6 +789,9 @@ func (ui *sdkUI) formError(w http.ResponseWriter, r *http.Request, token, step s
 		if vs, ok := posted[f.Name]; ok && !f.Locked {
 			f.Value = vs[0]
 		}
+	}
+	if p.Step == "ubo" && posted != nil {
+		p.uboPosted(posted, e.Field)
 	}
 	for i := range p.Questions {
 		q := &p.Questions[i]
@@ -732,6 +867,9 @@ func (ui *sdkUI) postPersonalInfo(w http.ResponseWriter, r *http.Request, ps htt
 			continue
 		}
 		v := strings.TrimSpace(vs[0])
+		if f.Name == "nationality" || f.Name == "country" {
+			v = strings.ToUpper(v) // a person types "deu"
+		}
 		switch {
 		case v != "":
 			b, _ := json.Marshal(v)
@@ -800,6 +938,64 @@ func (ui *sdkUI) postQuestionnaire(w http.ResponseWriter, r *http.Request, ps ht
 		return
 	}
 	ui.done(w, r, token, st, "questionnaire")
+}
+
+// postUbo takes the form that adds a beneficial-owner row (source sdk)
+// and shows the rows again, so that another can be added.
+func (ui *sdkUI) postUbo(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	token := ps.ByName("token")
+	if err := r.ParseForm(); err != nil {
+		ui.formError(w, r, token, "ubo", store.Invalid("body", "malformed form"), nil)
+		return
+	}
+	if _, err := ui.s.store.SDKAddUbo(token, uboFormInput(r.PostForm)); err != nil {
+		ui.formError(w, r, token, "ubo", err, r.PostForm)
+		return
+	}
+	sdkHeaders(w)
+	http.Redirect(w, r, "/sdk/"+url.PathEscape(token)+"?step=ubo", http.StatusSeeOther)
+}
+
+// ownershipInput is a decimal as a person types it: digits, a point or a
+// comma, then digits; a trailing % is allowed.
+var ownershipInput = regexp.MustCompile(`^[0-9]{1,3}([.,][0-9]+)?$`)
+
+// uboFormInput reads the row form as the JSON body of POST …/ubos: inputs
+// left empty are absent, the checked roles an array, ownershipPercent a
+// number when it reads as one (else a string, which the store rejects
+// naming the field).
+func uboFormInput(form url.Values) store.UboInput {
+	in := store.UboInput{}
+	str := func(v string) json.RawMessage {
+		b, _ := json.Marshal(v)
+		return b
+	}
+	if vs, ok := form["fullName"]; ok {
+		in["fullName"] = str(vs[0])
+	}
+	for _, f := range []string{"dateOfBirth", "email", "nationality"} {
+		v := strings.TrimSpace(form.Get(f))
+		if f == "nationality" {
+			v = strings.ToUpper(v)
+		}
+		if v != "" {
+			in[f] = str(v)
+		}
+	}
+	if v := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(form.Get("ownershipPercent")), "%")); v != "" {
+		if ownershipInput.MatchString(v) {
+			in["ownershipPercent"] = json.RawMessage(strings.Replace(v, ",", ".", 1))
+		} else {
+			in["ownershipPercent"] = str(v)
+		}
+	}
+	roles := form["roles"]
+	if roles == nil {
+		roles = []string{}
+	}
+	b, _ := json.Marshal(roles)
+	in["roles"] = b
+	return in
 }
 
 // postSubmit sends the applicant to review; the page then waits for the

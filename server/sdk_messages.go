@@ -104,7 +104,25 @@ func sdkMessages() map[string]map[string]string {
 			"gender.male":                      "Male",
 			"gender.female":                    "Female",
 			"gender.other":                     "Other",
-			"ubo.placeholder":                  "Beneficial owners",
+			"step.ubo":                         "Beneficial owners",
+			"intro.ubo":                        "List the company's beneficial owners, directors, shareholders and representatives. Add one person at a time.",
+			"ubo.none":                         "No one is listed yet.",
+			"ubo.add":                          "Add a person",
+			"ubo.add.submit":                   "Add person",
+			"continue":                         "Continue",
+			"field.fullName":                   "Full name",
+			"field.ownershipPercent":           "Ownership in %",
+			"field.roles":                      "Roles",
+			"role.ubo":                         "Beneficial owner",
+			"role.director":                    "Director",
+			"role.shareholder":                 "Shareholder",
+			"role.representative":              "Representative",
+			"enrollment.none":                  "not invited yet",
+			"enrollment.pending":               "verification in progress",
+			"enrollment.completed":             "verified",
+			"enrollment.rejected":              "rejected",
+			"enrollment.failed":                "must upload again",
+			"enrollment.expired":               "link expired",
 		},
 		"de": {
 			"title":                            "Identitätsprüfung",
@@ -203,17 +221,40 @@ func sdkMessages() map[string]map[string]string {
 			"gender.male":                      "Männlich",
 			"gender.female":                    "Weiblich",
 			"gender.other":                     "Divers",
-			"ubo.placeholder":                  "Wirtschaftlich Berechtigte",
+			"step.ubo":                         "Wirtschaftlich Berechtigte",
+			"intro.ubo":                        "Nennen Sie die wirtschaftlich Berechtigten, Geschäftsführer, Gesellschafter und Vertreter des Unternehmens. Fügen Sie eine Person nach der anderen hinzu.",
+			"ubo.none":                         "Noch niemand eingetragen.",
+			"ubo.add":                          "Person hinzufügen",
+			"ubo.add.submit":                   "Person hinzufügen",
+			"continue":                         "Weiter",
+			"field.fullName":                   "Vollständiger Name",
+			"field.ownershipPercent":           "Beteiligung in %",
+			"field.roles":                      "Rollen",
+			"role.ubo":                         "Wirtschaftlich Berechtigter",
+			"role.director":                    "Geschäftsführer",
+			"role.shareholder":                 "Gesellschafter",
+			"role.representative":              "Vertreter",
+			"enrollment.none":                  "noch nicht eingeladen",
+			"enrollment.pending":               "Prüfung läuft",
+			"enrollment.completed":             "verifiziert",
+			"enrollment.rejected":              "abgelehnt",
+			"enrollment.failed":                "muss erneut hochladen",
+			"enrollment.expired":               "Link abgelaufen",
 		},
 	}
 }
 
-// sdkLang returns the supported language for code: the code itself when
-// the table has it, else English.
-func sdkLang(messages map[string]map[string]string, code string) string {
+// sdkLanguages lists the languages of sdkMessages.
+func sdkLanguages() []string { return []string{"en", "de"} }
+
+// sdkLang returns the language the hosted UI uses for the session's code:
+// the code itself (any case) when the UI speaks it, else English.
+func sdkLang(code string) string {
 	code = strings.ToLower(code)
-	if _, ok := messages[code]; ok {
-		return code
+	for _, l := range sdkLanguages() {
+		if code == l {
+			return l
+		}
 	}
 	return "en"
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -82,10 +83,36 @@ type SDKState struct {
 	Questionnaire            []SDKQuestion `json:"questionnaire"`
 	CompanyRequiredDocuments []string      `json:"companyRequiredDocuments"`
 	Documents                []SDKDocument `json:"documents"`
+	Ubos                     []SDKUbo      `json:"ubos"`    // a company's beneficial-owner rows; empty for an individual
 	Missing                  []string      `json:"missing"` // required steps that still need data
 	Verdict                  *SDKVerdict   `json:"verdict"`
 	RedirectURL              NullString    `json:"redirectUrl"` // returnUrl with externalUserId and reviewAnswer, once there is a verdict
 }
+
+// SDKUbo is a company's beneficial-owner row as the hosted UI shows it: the
+// row without its child's link, which is a credential of another person.
+type SDKUbo struct {
+	UboIndex         int         `json:"uboIndex"`
+	FullName         string      `json:"fullName"`
+	DateOfBirth      NullString  `json:"dateOfBirth"`
+	OwnershipPercent json.Number `json:"ownershipPercent"`
+	Roles            []string    `json:"roles"`
+	Email            NullString  `json:"email"`
+	Nationality      NullString  `json:"nationality"`
+	Source           string      `json:"source"`
+	EnrollmentStatus string      `json:"enrollmentStatus"`
+	CreatedAtUtc     Time        `json:"createdAtUtc"`
+}
+
+func sdkUbo(r UboRow) SDKUbo {
+	return SDKUbo{UboIndex: r.UboIndex, FullName: r.FullName, DateOfBirth: r.DateOfBirth, OwnershipPercent: r.OwnershipPercent,
+		Roles: r.Roles, Email: r.Email, Nationality: r.Nationality, Source: r.Source, EnrollmentStatus: r.EnrollmentStatus,
+		CreatedAtUtc: r.CreatedAtUtc}
+}
+
+// UboRoles lists the roles of a beneficial-owner row (for the hosted UI's
+// choice).
+func UboRoles() []string { return uboRoles() }
 
 // sdkSession finds a live session by token and its applicant and level.
 // Returns EUNAUTHORIZED invalid_token for an unknown token and EGONE
@@ -138,7 +165,12 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 		Lang:      x.Lang, Theme: x.Theme, ReturnURL: NullString(x.ReturnURL), ExpiresAt: x.ExpiresAt,
 		ReviewStatus: a.Review.ReviewStatus, InReview: a.sdkWaiting(), AcceptsData: a.acceptsData() == nil,
 		Steps: []SDKStep{}, Fields: []SDKField{}, Questionnaire: []SDKQuestion{}, Documents: []SDKDocument{},
-		CompanyRequiredDocuments: append([]string{}, l.CompanyRequiredDocuments...), Missing: []string{},
+		CompanyRequiredDocuments: append([]string{}, l.CompanyRequiredDocuments...), Missing: []string{}, Ubos: []SDKUbo{},
+	}
+	if rows := a.uboView(); rows != nil {
+		for _, r := range *rows {
+			v.Ubos = append(v.Ubos, sdkUbo(r))
+		}
 	}
 	if v.CompanyRequiredDocuments == nil {
 		v.CompanyRequiredDocuments = []string{}
@@ -197,18 +229,41 @@ func (a *diskApplicant) sdkWaiting() bool {
 	return a.InReview || a.Review.ReviewStatus == ReviewInReview || a.Review.ReviewStatus == ReviewAwaiting
 }
 
-// returnWithVerdict adds externalUserId and reviewAnswer to the query of
-// the partner's returnUrl, keeping its own parameters.
+// returnWithVerdict appends externalUserId and reviewAnswer to the query of
+// the partner's returnUrl, after its own parameters, which keep their order
+// and spelling (a parameter of the same name as ours is replaced).
 func returnWithVerdict(raw, extID, answer string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
 	}
-	q := u.Query()
-	q.Set("externalUserId", extID)
-	q.Set("reviewAnswer", answer)
-	u.RawQuery = q.Encode()
+	var parts []string
+	for _, p := range strings.Split(u.RawQuery, "&") {
+		name, _, _ := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); p == "" || (err == nil && (n == "externalUserId" || n == "reviewAnswer")) {
+			continue
+		}
+		parts = append(parts, queryPart(p))
+	}
+	parts = append(parts, "externalUserId="+url.QueryEscape(extID), "reviewAnswer="+url.QueryEscape(answer))
+	u.RawQuery = strings.Join(parts, "&")
+	u.ForceQuery = false
 	return u.String()
+}
+
+// queryPart percent-encodes the bytes a URI query may not hold (RFC 3986),
+// so the redirect is a valid URI whatever the partner's returnUrl held.
+func queryPart(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c > ' ' && c < 0x7f && !strings.ContainsRune("\"<>\\^`{|}", rune(c)) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)|0x100, 16)[1:]))
+	}
+	return b.String()
 }
 
 // sdkCall runs fn on the session's applicant in one update; fn records its
@@ -257,6 +312,13 @@ func (s *Store) SDKState(token string) (SDKState, error) {
 // sdkInternal records an internal hosted-UI entry.
 func (t *txn) sdkInternal(x Session, a *diskApplicant, eventType string, details map[string]any) error {
 	return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: eventType, ActorType: ActorSDK, Details: details, Internal: true})
+}
+
+// sdkUpdated records a partner-visible applicant.updated entry by sdk: the
+// applicant gave data in the hosted UI (SPEC §3.8: each call is an sdk
+// history event; a read has no partner-visible event type and is internal).
+func (t *txn) sdkUpdated(x Session, a *diskApplicant, details map[string]any) error {
+	return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSDK, Details: details})
 }
 
 // SDKPersonalInfo changes data fields from the hosted UI: a string sets the
@@ -461,7 +523,7 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 		if err := t.save(x.Env, a); err != nil {
 			return err
 		}
-		return t.sdkInternal(x, a, "sdk.documents_uploaded", map[string]any{"kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes})
+		return t.sdkUpdated(x, a, map[string]any{"action": "documents.uploaded", "kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes})
 	})
 }
 
@@ -487,7 +549,7 @@ func (s *Store) SDKAnswers(token string, answers map[string]json.RawMessage) (SD
 		if err := t.save(x.Env, a); err != nil {
 			return err
 		}
-		return t.sdkInternal(x, a, "sdk.questionnaire_answered", map[string]any{"questions": len(answers)})
+		return t.sdkUpdated(x, a, map[string]any{"action": "questionnaire.answered", "questions": len(answers)})
 	})
 }
 
@@ -509,6 +571,49 @@ func (s *Store) SDKSubmit(token string) (SDKState, error) {
 		defer func() { t.retag = nil }()
 		return t.submit(x.Env, a, l, false)
 	})
+}
+
+// SDKUboAdded is the answer of POST /api/v1/sdk/ubos: the session's state
+// with the new row and its index.
+type SDKUboAdded struct {
+	SDKState
+	UboIndex int    `json:"uboIndex"`
+	Row      SDKUbo `json:"row"`
+}
+
+// SDKAddUbo appends a beneficial-owner row with source sdk to the
+// session's company, by AddUbo (history applicant.updated by sdk). Returns
+// EUNAUTHORIZED, EGONE, EINVALID not_a_company for an individual or naming
+// the field (the rules of POST /v1/applicants/{id}/ubos), and ECONFLICT when
+// the applicant takes no data now (in review, rejected for good) or as
+// AddUbo (too_many_ubos).
+func (s *Store) SDKAddUbo(token string, in UboInput) (SDKUboAdded, error) {
+	var env Env
+	var extID string
+	err := s.view(func(t *txn) error {
+		x, a, _, err := t.sdkSession(token)
+		if err != nil {
+			return err
+		}
+		if a.Type != TypeCompany {
+			return &Error{Code: EINVALID, Reason: "not_a_company",
+				Message: "this verification is for an individual; beneficial-owner rows exist only for companies"}
+		}
+		env, extID = x.Env, a.ExternalID
+		return a.acceptsData()
+	})
+	if err != nil {
+		return SDKUboAdded{}, err
+	}
+	added, err := s.AddUbo(env, extID, in, SourceSDK)
+	if err != nil {
+		return SDKUboAdded{}, err
+	}
+	st, err := s.SDKView(token)
+	if err != nil {
+		return SDKUboAdded{}, err
+	}
+	return SDKUboAdded{SDKState: st, UboIndex: added.UboIndex, Row: sdkUbo(added.Row)}, nil
 }
 
 // LegalForms lists the accepted values of legalForm, lower case (for the
