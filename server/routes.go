@@ -100,8 +100,6 @@ func (s *Server) routes() {
 	r.POST("/api/v1/sdk/questionnaire", s.sdkAPI(s.sdkQuestionnaire))
 	r.POST("/api/v1/sdk/ubos", s.sdkAPI(s.sdkAddUbo))
 	r.POST("/api/v1/sdk/submit", s.sdkAPI(s.sdkSubmit))
-	r.POST("/sdk/:token/ubos", ui.postUbo)            // UBO hook (server/ubos.go): rows added in the hosted UI
-	r.POST("/api/v1/sdk/ubos", s.sdkAPI(s.sdkAddUbo)) // UBO hook (server/ubos.go)
 
 	// Console (SPEC §3.9): operator pages; sessions by cookie, CSRF on POST.
 	c := s.newConsole()

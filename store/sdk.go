@@ -582,34 +582,33 @@ type SDKUboAdded struct {
 }
 
 // SDKAddUbo appends a beneficial-owner row with source sdk to the
-// session's company, by AddUbo (history applicant.updated by sdk). Returns
-// EUNAUTHORIZED, EGONE, EINVALID not_a_company for an individual or naming
-// the field (the rules of POST /v1/applicants/{id}/ubos), and ECONFLICT when
-// the applicant takes no data now (in review, rejected for good) or as
-// AddUbo (too_many_ubos).
+// session's company while it takes data (before submission, or after a
+// RETRY), validated as POST /v1/applicants/{id}/ubos validates it; history
+// applicant.updated by sdk. The check and the append are one transaction.
+// Returns EUNAUTHORIZED, EGONE, EINVALID not_a_company for an individual or
+// naming the field, and ECONFLICT when the applicant takes no data now (in
+// review, rejected for good) or too_many_ubos.
 func (s *Store) SDKAddUbo(token string, in UboInput) (SDKUboAdded, error) {
-	var env Env
-	var extID string
-	err := s.view(func(t *txn) error {
-		x, a, _, err := t.sdkSession(token)
-		if err != nil {
-			return err
-		}
+	var added UboAdded
+	st, err := s.sdkCall(token, func(t *txn, x Session, a *diskApplicant, _ Level) error {
 		if a.Type != TypeCompany {
 			return &Error{Code: EINVALID, Reason: "not_a_company",
 				Message: "this verification is for an individual; beneficial-owner rows exist only for companies"}
 		}
-		env, extID = x.Env, a.ExternalID
-		return a.acceptsData()
+		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		i, err := a.appendUbo(in, "", SourceSDK, t.now)
+		if err != nil {
+			return err
+		}
+		if err := t.saveCompany(x.Env, a); err != nil {
+			return err
+		}
+		added = UboAdded{UboIndex: i, Row: a.Ubos[i].view(i)}
+		return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSDK,
+			Details: map[string]any{"action": "ubo.added", "uboIndex": i, "roles": a.Ubos[i].Roles, "source": SourceSDK}})
 	})
-	if err != nil {
-		return SDKUboAdded{}, err
-	}
-	added, err := s.AddUbo(env, extID, in, SourceSDK)
-	if err != nil {
-		return SDKUboAdded{}, err
-	}
-	st, err := s.SDKView(token)
 	if err != nil {
 		return SDKUboAdded{}, err
 	}
