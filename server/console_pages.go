@@ -38,6 +38,17 @@ func (c *console) home(w http.ResponseWriter, r *consoleRequest) error {
 		"Waiting": waiting, "Dead": failing, "Activity": activity})
 }
 
+// toHome serves GET /console/: a permanent redirect to /console, the one
+// address of the overview (the query is kept).
+func (c *console) toHome(w http.ResponseWriter, r *consoleRequest) error {
+	to := "/console"
+	if r.URL.RawQuery != "" {
+		to += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r.Request, to, http.StatusMovedPermanently)
+	return nil
+}
+
 // loginPage serves GET /console/login.
 func (c *console) loginPage(w http.ResponseWriter, r *consoleRequest) error {
 	if ck, err := r.Cookie(consoleCookie); err == nil {
@@ -134,13 +145,18 @@ func (c *console) applicants(w http.ResponseWriter, r *consoleRequest) error {
 	}
 	q := r.URL.Query()
 	f := store.ApplicantFilter{Status: q.Get("status"), ReviewStatus: q.Get("reviewStatus")}
-	items, next, err := c.s.store.SearchApplicants(r.env, f, q.Get("q"), p)
+	search := q.Get("q")
+	if search == "" {
+		search = q.Get("search") // the name a script may guess
+	}
+	items, next, err := c.s.store.SearchApplicants(r.env, f, q.Get("type"), search, p)
 	if err != nil {
 		return err
 	}
 	return c.render(w, r, http.StatusOK, "applicants", "Applicants", "applicants", map[string]any{
-		"Items": items, "Next": deref(next), "Status": f.Status, "ReviewStatus": f.ReviewStatus, "Q": q.Get("q"),
-		"Statuses": []string{store.StatusActive, store.StatusDeactivated, store.StatusBlocklisted}, "ReviewStatuses": store.ReviewStatuses()})
+		"Items": items, "Next": deref(next), "Status": f.Status, "ReviewStatus": f.ReviewStatus, "Q": search, "Type": q.Get("type"),
+		"Types": []string{"individual", "company"}, "Statuses": []string{store.StatusActive, store.StatusDeactivated, store.StatusBlocklisted},
+		"ReviewStatuses": store.ReviewStatuses()})
 }
 
 // uboRow is one company-structure row as the console shows it, with the
@@ -166,7 +182,7 @@ func (c *console) applicant(w http.ResponseWriter, r *consoleRequest) error {
 	if err != nil {
 		return err
 	}
-	structure, rows, hasRows, err := c.companyStructure(r.env, id)
+	structure, rows, hasRows, err := c.companyStructure(r.env, a)
 	if err != nil {
 		return err
 	}
@@ -191,11 +207,32 @@ func infoFields(a store.Applicant) []field {
 	return out
 }
 
-// companyStructure reads the company-structure parts of the applicant as GET
-// /v1/applicants/{id} renders them: the ubos[] rows and any other structure
-// fields (parent, hasNo… flags). hasRows is false while the record carries
-// no ubos field at all.
-func (c *console) companyStructure(env store.Env, id string) (structure []field, rows []uboRow, hasRows bool, err error) {
+// companyStructure reads the company-structure parts of the applicant: for
+// a company its flags, counts and allChildrenComplete (GET
+// …/company-structure) and its ubos[] rows as GET /v1/applicants/{id}
+// renders them; for a spawned child its parent. hasRows is false while the
+// record carries no ubos field at all.
+func (c *console) companyStructure(env store.Env, a store.Applicant) (structure []field, rows []uboRow, hasRows bool, err error) {
+	id := a.ExternalUserID
+	parent, err := c.s.store.ApplicantParent(env, id)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if parent != "" {
+		structure = append(structure, field{Name: "parentExternalUserId", Value: parent})
+	}
+	if a.Type == "company" {
+		cs, err := c.s.store.CompanyStructure(env, id)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for _, f := range recordFields(cs) {
+			if f.Name != "externalUserId" && f.Name != "counts" {
+				structure = append(structure, f)
+			}
+		}
+		structure = append(structure, recordFields(cs.Counts)...)
+	}
 	raw, err := c.s.store.ApplicantJSON(env, id)
 	if err != nil {
 		return nil, nil, false, err
@@ -203,11 +240,6 @@ func (c *console) companyStructure(env store.Env, id string) (structure []field,
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, nil, false, err
-	}
-	for _, name := range []string{"parentExternalUserId", "companyStructure", "hasNoUbos", "hasNoDirectors", "hasNoShareholders", "hasNoRepresentatives"} {
-		if v, ok := m[name]; ok && string(v) != "null" {
-			structure = append(structure, recordFields(map[string]json.RawMessage{name: v})...)
-		}
 	}
 	ubos, ok := m["ubos"]
 	if !ok {

@@ -124,10 +124,15 @@ func (c *console) credentials(w http.ResponseWriter, r *consoleRequest) error {
 }
 
 // createCredential serves POST /console/credentials; the secret is shown
-// once.
+// once. Without an environment it is the one the console shows; without a
+// role, partner.
 func (c *console) createCredential(w http.ResponseWriter, r *consoleRequest) error {
 	f := r.PostForm
-	cred, secret, err := c.s.store.CreateCredential(store.Env(f.Get("environment")), f.Get("role"), strings.TrimSpace(f.Get("name")))
+	env := store.Env(f.Get("environment"))
+	if env == "" {
+		env = r.env // the environment the console shows
+	}
+	cred, secret, err := c.s.store.CreateCredential(env, f.Get("role"), strings.TrimSpace(f.Get("name")))
 	if err != nil {
 		return err
 	}

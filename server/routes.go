@@ -102,6 +102,7 @@ func (s *Server) routes() {
 	// Console (SPEC §3.9): operator pages; sessions by cookie, CSRF on POST.
 	c := s.newConsole()
 	r.GET("/console", c.open(c.home))
+	r.GET("/console/", c.open(c.toHome))
 	r.GET("/console/login", c.open(c.loginPage))
 	r.POST("/console/login", c.open(c.login))
 	r.POST("/console/logout", c.page(c.logout))

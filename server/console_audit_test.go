@@ -1,0 +1,139 @@
+package server_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/complybox/complybox/store"
+)
+
+// TestConsoleTrailingSlash: GET /console/ is the overview's address with a
+// slash too many; it redirects to /console.
+func TestConsoleTrailingSlash(t *testing.T) {
+	in := start(t)
+	b := in.browser()
+	r := b.get("/console/?ok=env")
+	expectStatus(t, "GET /console/", r, http.StatusMovedPermanently)
+	if loc := r.Header.Get("Location"); loc != "/console?ok=env" {
+		t.Fatalf("GET /console/ redirects to %q", loc)
+	}
+}
+
+// TestConsolePostWithoutSession: a form posted without a session carries no
+// valid CSRF token: 403, and nothing happens.
+func TestConsolePostWithoutSession(t *testing.T) {
+	in := start(t)
+	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
+		t.Fatal(err)
+	}
+	b := in.browser()
+	for _, path := range []string{"/console/credentials", "/console/logout", "/console/settings/callback/rotate",
+		"/console/applicants/nobody/decision", "/console/retry-deliveries"} {
+		r := b.post(path, url.Values{"csrf": {"guessed"}, "environment": {"sandbox"}, "status": {"failed"}})
+		expectStatus(t, "POST "+path+" without a session", r, http.StatusForbidden)
+	}
+	creds, err := in.Store.Credentials()
+	if err != nil || len(creds) != 1 {
+		t.Fatalf("credentials %v %v, want the harness's one", creds, err)
+	}
+	// A GET without a session still goes to the login page.
+	r := b.get("/console/applicants")
+	expectStatus(t, "GET without a session", r, http.StatusSeeOther)
+	if loc := r.Header.Get("Location"); loc != "/console/login" {
+		t.Fatalf("GET without a session redirects to %q", loc)
+	}
+}
+
+// TestConsoleEscapesUserData: names, labels and notes a partner or an
+// applicant typed are shown as text, never as markup.
+func TestConsoleEscapesUserData(t *testing.T) {
+	in := start(t)
+	const evil = "<script>alert(1)</script>"
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "xss-1", "firstName": evil, "lastName": "MANUAL"})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "xss-co", "type": "company", "companyName": evil,
+		"country": "DEU", "ubos": []map[string]any{{"fullName": "Eve " + evil, "dateOfBirth": "1980-01-01", "ownershipPercent": 50, "roles": []string{"ubo"}}}})
+	vault := in.vault(evil)
+	b := in.operator()
+	for _, path := range []string{"/console/applicants", "/console/applicants?q=script", "/console/applicants/xss-1",
+		"/console/applicants/xss-co", "/console/vaults", "/console/vaults/" + vault} {
+		r := b.get(path)
+		expectStatus(t, path, r, http.StatusOK)
+		if strings.Contains(string(r.Body), evil) {
+			t.Fatalf("GET %s renders the markup unescaped:\n%s", path, r.Body)
+		}
+		if !strings.Contains(string(r.Body), "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			t.Fatalf("GET %s does not show the escaped value:\n%s", path, r.Body)
+		}
+	}
+}
+
+// TestConsoleApplicantList: the list names each applicant and filters by
+// type; search also answers to ?search=.
+func TestConsoleApplicantList(t *testing.T) {
+	in := start(t)
+	in.createApplicant("list-ada", "Lovelace")
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "list-co", "type": "company", "companyName": "Acme Holding", "country": "DEU"})
+	b := in.operator()
+	b.page("/console/applicants", "Lovelace", "Acme Holding")
+	page := b.page("/console/applicants?type=company", "list-co")
+	if strings.Contains(page, "list-ada") {
+		t.Fatal("type=company lists an individual")
+	}
+	page = b.page("/console/applicants?type=individual&q=list", "list-ada")
+	if strings.Contains(page, "list-co") {
+		t.Fatal("type=individual&q=list lists a company")
+	}
+	page = b.page("/console/applicants?search=acme", "list-co")
+	if strings.Contains(page, "list-ada") {
+		t.Fatal("search=acme lists list-ada")
+	}
+	expectStatus(t, "unknown type", b.get("/console/applicants?type=robot"), http.StatusBadRequest)
+}
+
+// TestConsoleCompanyStructure: a company's page shows its structure's flags
+// and counts and its rows with their children; a child's page names its
+// parent.
+func TestConsoleCompanyStructure(t *testing.T) {
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "holding", "type": "company", "companyName": "Holding AG",
+		"country": "DEU", "ubos": []map[string]any{
+			{"fullName": "Anna Maria Schmidt", "dateOfBirth": "1980-02-02", "ownershipPercent": 60, "roles": []string{"ubo", "director"}},
+			{"fullName": "Bob Jones", "dateOfBirth": "1970-03-03", "ownershipPercent": 30, "roles": []string{"ubo"}}}})
+	in.spawn(201, "holding", 0, nil)
+	b := in.operator()
+	page := b.page("/console/applicants/holding", "Company structure", "Anna Maria Schmidt", "Bob Jones",
+		`<a href="/console/applicants/holding.ubo.1">holding.ubo.1</a>`, "allChildrenComplete", "hasNoUbos")
+	for _, kv := range []string{"<th>spawned</th><td>1</td>", "<th>pending</th><td>1</td>", "<th>total</th><td>2</td>"} {
+		if !strings.Contains(page, kv) {
+			t.Fatalf("the company page has no %s:\n%s", kv, page)
+		}
+	}
+	b.page("/console/applicants/holding.ubo.1", "parentExternalUserId", `<a href="/console/applicants/holding">holding</a>`)
+}
+
+// TestConsoleCredentialDefaults: a credential made without naming an
+// environment is one of the environment the console shows.
+func TestConsoleCredentialDefaults(t *testing.T) {
+	in := start(t)
+	b := in.operator()
+	b.page("/console/credentials")
+	expectStatus(t, "switch", b.submit("/console/env", url.Values{"env": {"production"}}), http.StatusSeeOther)
+	b.page("/console/credentials")
+	r := b.submit("/console/credentials", nil)
+	expectStatus(t, "create without fields", r, http.StatusOK)
+	creds, err := in.Store.Credentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made *store.Credential
+	for i := range creds {
+		if creds[i].Key != in.Key {
+			made = &creds[i]
+		}
+	}
+	if made == nil || made.Environment != store.Production || made.Role != store.RolePartner {
+		t.Fatalf("credentials %+v: want a production partner credential", creds)
+	}
+}
