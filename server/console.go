@@ -121,12 +121,27 @@ func (c *console) authorize(r *consoleRequest) error {
 	}
 	r.env = r.sess.Env
 	if r.Method == http.MethodPost {
-		if err := r.ParseForm(); err != nil {
-			return store.Invalid("form", "the form could not be read")
+		if err := parseForm(r.Request); err != nil {
+			return err
 		}
 		if !r.sess.CheckCSRF(r.PostForm.Get("csrf")) {
 			return errCSRF()
 		}
+	}
+	return nil
+}
+
+// parseForm reads a posted form, URL-encoded or multipart (a script's
+// client may send either), into r.PostForm.
+func parseForm(r *http.Request) error {
+	var err error
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err = r.ParseMultipartForm(1 << 20)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		return store.Invalid("form", "the form could not be read")
 	}
 	return nil
 }

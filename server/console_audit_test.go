@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"bytes"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -135,5 +137,46 @@ func TestConsoleCredentialDefaults(t *testing.T) {
 	}
 	if made == nil || made.Environment != store.Production || made.Role != store.RolePartner {
 		t.Fatalf("credentials %+v: want a production partner credential", creds)
+	}
+}
+
+// postMultipart submits fields to path as multipart/form-data, as curl -F
+// does.
+func (b *browser) postMultipart(path string, fields map[string]string) *response {
+	b.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for k, v := range fields {
+		if err := mw.WriteField(k, v); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		b.t.Fatal(err)
+	}
+	req, err := http.NewRequest("POST", b.base+path, &body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	return b.send(req)
+}
+
+// TestConsoleMultipartForms: forms posted as multipart/form-data work like
+// URL-encoded ones, CSRF check included.
+func TestConsoleMultipartForms(t *testing.T) {
+	in := start(t)
+	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
+		t.Fatal(err)
+	}
+	b := in.browser()
+	b.page("/console/login")
+	expectStatus(t, "multipart login", b.postMultipart("/console/login", map[string]string{"password": consolePassword, "csrf": b.csrf}), http.StatusSeeOther)
+	b.page("/console/credentials")
+	expectStatus(t, "multipart form without its token", b.postMultipart("/console/credentials", map[string]string{"environment": "sandbox"}), http.StatusForbidden)
+	r := b.postMultipart("/console/credentials", map[string]string{"environment": "sandbox", "name": "multi", "csrf": b.csrf})
+	expectStatus(t, "multipart credential", r, http.StatusOK)
+	if !strings.Contains(string(r.Body), "multi") {
+		t.Fatalf("credential page: %s", r.Body)
 	}
 }

@@ -70,8 +70,8 @@ func (c *console) renderLogin(w http.ResponseWriter, r *consoleRequest, status i
 
 // login serves POST /console/login.
 func (c *console) login(w http.ResponseWriter, r *consoleRequest) error {
-	if err := r.ParseForm(); err != nil {
-		return store.Invalid("form", "the form could not be read")
+	if err := parseForm(r.Request); err != nil {
+		return err
 	}
 	if !checkLoginToken(r.Request) {
 		return errCSRF()
