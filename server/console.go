@@ -249,6 +249,7 @@ func flashText(code string) string {
 		"env":          "Environment switched.",
 		"logged-out":   "You are logged out.",
 		"bulk-retried": "The matching deliveries are queued again.",
+		"level":        "The level was saved.",
 	}[code]
 }
 

@@ -5,6 +5,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,5 +179,35 @@ func TestConsoleMultipartForms(t *testing.T) {
 	expectStatus(t, "multipart credential", r, http.StatusOK)
 	if !strings.Contains(string(r.Body), "multi") {
 		t.Fatalf("credential page: %s", r.Body)
+	}
+}
+
+// TestConsoleLevels: levels are created and edited from the console with
+// the JSON of the API; each edit is an internal console event.
+func TestConsoleLevels(t *testing.T) {
+	in := start(t)
+	b := in.operator()
+	b.page("/console/levels", "Create a level")
+	r := b.submit("/console/levels", url.Values{"level": {`{"name":"console-level","applicantType":"individual","steps":[{"kind":"identity_doc"},{"kind":"selfie"}],"personalInfoFields":["firstName","lastName"]}`}})
+	expectStatus(t, "create a level", r, http.StatusSeeOther)
+	if loc := r.Header.Get("Location"); !strings.HasPrefix(loc, "/console/levels/console-level") {
+		t.Fatalf("create redirects to %q", loc)
+	}
+	in.expect(200, "GET", "/v1/levels/console-level", nil)
+	b.page("/console/levels/console-level", "identity_doc", "Edit")
+	expectStatus(t, "edit a level", b.submit("/console/levels/console-level", url.Values{"level": {`{"steps":[{"kind":"identity_doc"}]}`}}), http.StatusSeeOther)
+	var l store.Level
+	in.expect(200, "GET", "/v1/levels/console-level", nil).json(t, &l)
+	if len(l.Steps) != 1 || l.Steps[0].Kind != "identity_doc" {
+		t.Fatalf("steps after the edit: %+v", l.Steps)
+	}
+	b.page("/console/levels/console-level")
+	expectStatus(t, "edit with bad JSON", b.submit("/console/levels/console-level", url.Values{"level": {`{"steps":`}}), http.StatusBadRequest)
+	expectStatus(t, "edit with a wrong type", b.submit("/console/levels/console-level", url.Values{"level": {`{"steps":"x"}`}}), http.StatusBadRequest)
+	expectStatus(t, "edit an unknown level", b.submit("/console/levels/nope", url.Values{"level": {`{}`}}), http.StatusNotFound)
+	expectStatus(t, "create without a token", b.post("/console/levels", url.Values{"level": {`{"name":"x"}`}}), http.StatusForbidden)
+	events := consoleEvents(t, in, store.Sandbox)
+	if !slices.Contains(events, "console.level_created") || !slices.Contains(events, "console.level_edited") {
+		t.Fatalf("console events %v", events)
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -111,7 +112,55 @@ func (c *console) level(w http.ResponseWriter, r *consoleRequest) error {
 	if err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "level", "Level "+l.Name, "settings", map[string]any{"L": l})
+	return c.render(w, r, http.StatusOK, "level", "Level "+l.Name, "settings", map[string]any{"L": l, "Edit": levelJSON(l)})
+}
+
+// levelJSON is the editable part of l as indented JSON, the body of
+// PATCH /v1/levels/{levelName}.
+func levelJSON(l store.Level) string {
+	b, err := json.MarshalIndent(map[string]any{"name": l.Name, "applicantType": l.ApplicantType, "steps": l.Steps,
+		"personalInfoFields": l.PersonalInfoFields, "companyDataFields": l.CompanyDataFields,
+		"companyRequiredFields": l.CompanyRequiredFields, "companyRequiredDocuments": l.CompanyRequiredDocuments,
+		"questionnaire": l.Questionnaire}, "", "  ")
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// createLevel serves POST /console/levels: the form's "level" field is the
+// JSON body of POST /v1/levels.
+func (c *console) createLevel(w http.ResponseWriter, r *consoleRequest) error {
+	var in store.Level
+	if err := decodeBytes([]byte(r.PostForm.Get("level")), &in); err != nil {
+		return err
+	}
+	l, err := c.s.store.CreateLevel(r.env, in)
+	if err != nil {
+		return err
+	}
+	if err := c.s.store.RecordConsoleAction(r.env, "console.level_created", map[string]any{"name": l.Name}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/levels/"+url.PathEscape(l.Name), "level")
+}
+
+// editLevel serves POST /console/levels/:name: the form's "level" field is
+// the JSON body of PATCH /v1/levels/{levelName}.
+func (c *console) editLevel(w http.ResponseWriter, r *consoleRequest) error {
+	var in store.LevelPatch
+	if err := decodeBytes([]byte(r.PostForm.Get("level")), &in); err != nil {
+		return err
+	}
+	name := r.params.ByName("name")
+	l, err := c.s.store.PatchLevel(r.env, name, in)
+	if err != nil {
+		return err
+	}
+	if err := c.s.store.RecordConsoleAction(r.env, "console.level_edited", map[string]any{"name": l.Name, "previousName": name}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/levels/"+url.PathEscape(l.Name), "level")
 }
 
 // credentials serves GET /console/credentials.
