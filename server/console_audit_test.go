@@ -139,6 +139,15 @@ func TestConsoleCredentialDefaults(t *testing.T) {
 	if made == nil || made.Environment != store.Production || made.Role != store.RolePartner {
 		t.Fatalf("credentials %+v: want a production partner credential", creds)
 	}
+
+	// Revoked from the sandbox view, the event still belongs to production.
+	b.page("/console/credentials")
+	expectStatus(t, "switch back", b.submit("/console/env", url.Values{"env": {"sandbox"}}), http.StatusSeeOther)
+	b.page("/console/credentials")
+	expectStatus(t, "revoke", b.submit("/console/credentials/"+made.Key+"/revoke", nil), http.StatusSeeOther)
+	if events := consoleEvents(t, in, store.Production); !slices.Contains(events, "console.credential_revoked") {
+		t.Fatalf("production console events %v have no console.credential_revoked", events)
+	}
 }
 
 // postMultipart submits fields to path as multipart/form-data, as curl -F

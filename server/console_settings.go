@@ -197,7 +197,15 @@ func (c *console) revokeCredential(w http.ResponseWriter, r *consoleRequest) err
 	if err := c.s.store.RevokeCredential(key); err != nil {
 		return err
 	}
-	if err := c.s.store.RecordConsoleAction(r.env, "console.credential_revoked", map[string]any{"key": key}); err != nil {
+	env := r.env
+	if cs, err := c.s.store.Credentials(); err == nil {
+		for _, cr := range cs {
+			if cr.Key == key {
+				env = cr.Environment // the event belongs to the credential's environment
+			}
+		}
+	}
+	if err := c.s.store.RecordConsoleAction(env, "console.credential_revoked", map[string]any{"key": key}); err != nil {
 		return err
 	}
 	return redirect(w, r, "/console/credentials", "revoked")
