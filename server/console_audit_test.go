@@ -220,3 +220,26 @@ func TestConsoleLevels(t *testing.T) {
 		t.Fatalf("console events %v", events)
 	}
 }
+
+// TestConsoleDecisionWords: the decision form also reads approve/reject and
+// a lower-case reject type, as a script filling it in may write them.
+func TestConsoleDecisionWords(t *testing.T) {
+	in := start(t)
+	in.createApplicant("words-1", "MANUAL")
+	in.expect(200, "POST", "/v1/applicants/words-1/verify", verifyBody(t, 21))
+	in.createApplicant("words-2", "MANUAL")
+	in.expect(200, "POST", "/v1/applicants/words-2/verify", verifyBody(t, 22))
+	b := in.operator()
+	b.page("/console/applicants/words-1", "Record decision")
+	r := b.submit("/console/applicants/words-1/decision", url.Values{"decision": {"reject"}, "reviewRejectType": {"retry"}, "rejectLabels": {"FORGERY"}})
+	expectStatus(t, "reject", r, http.StatusSeeOther)
+	st := in.expect(200, "GET", "/v1/applicants/words-1/status", nil).m(t)
+	if st["reviewAnswer"] != "RED" || st["reviewRejectType"] != "RETRY" {
+		t.Fatalf("status after reject: %v", st)
+	}
+	b.page("/console/applicants/words-2", "Record decision")
+	expectStatus(t, "approve", b.submit("/console/applicants/words-2/decision", url.Values{"reviewAnswer": {"Approve"}}), http.StatusSeeOther)
+	if st := in.expect(200, "GET", "/v1/applicants/words-2/status", nil).m(t); st["reviewAnswer"] != "GREEN" {
+		t.Fatalf("status after approve: %v", st)
+	}
+}

@@ -291,14 +291,31 @@ func (c *console) document(w http.ResponseWriter, r *consoleRequest) error {
 func (c *console) decide(w http.ResponseWriter, r *consoleRequest) error {
 	id := r.params.ByName("id")
 	f := r.PostForm
-	d := store.Decision{ReviewAnswer: f.Get("reviewAnswer"), ModerationComment: strings.TrimSpace(f.Get("moderationComment"))}
+	answer := f.Get("reviewAnswer")
+	if answer == "" {
+		answer = f.Get("decision")
+	}
+	d := store.Decision{ReviewAnswer: consoleAnswer(answer), ModerationComment: strings.TrimSpace(f.Get("moderationComment"))}
 	if d.ReviewAnswer == store.Red {
-		d.ReviewRejectType, d.RejectLabels = f.Get("reviewRejectType"), f["rejectLabels"]
+		d.ReviewRejectType, d.RejectLabels = strings.ToUpper(strings.TrimSpace(f.Get("reviewRejectType"))), f["rejectLabels"]
 	}
 	if _, err := c.s.store.Decide(r.env, id, d); err != nil {
 		return err
 	}
 	return redirect(w, r, "/console/applicants/"+url.PathEscape(id), "decided")
+}
+
+// consoleAnswer reads the decision form's verdict: GREEN or RED, also
+// written approve or reject, in any case; anything else is passed on for
+// the store to refuse.
+func consoleAnswer(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "green", "approve", "approved":
+		return store.Green
+	case "red", "reject", "rejected":
+		return store.Red
+	}
+	return v
 }
 
 // Deliveries.
