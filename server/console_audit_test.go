@@ -243,3 +243,27 @@ func TestConsoleDecisionWords(t *testing.T) {
 		t.Fatalf("status after approve: %v", st)
 	}
 }
+
+// TestConsoleSettingsScripted: a script posting only a URL subscribes the
+// webhook to every type; the page's form with no box ticked is refused;
+// the callback form also takes its URL as "url".
+func TestConsoleSettingsScripted(t *testing.T) {
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	b := in.operator()
+	b.page("/console/settings")
+	expectStatus(t, "the page's form with no type", b.submit("/console/settings/webhook", url.Values{"url": {rc.URL}, "subscription": {"boxes"}}), http.StatusBadRequest)
+	r := b.submit("/console/settings/webhook", url.Values{"url": {rc.URL}})
+	expectStatus(t, "only a URL", r, http.StatusOK)
+	if secretOnPage(r.Body) == "" {
+		t.Fatalf("no secret shown: %s", r.Body)
+	}
+	if cfg := in.expect(200, "GET", "/webhooks/outbound", nil).m(t); cfg["url"] != rc.URL || cfg["subscribedEventTypes"] != nil {
+		t.Fatalf("webhook config %v, want every type", cfg)
+	}
+	b.page("/console/settings")
+	expectStatus(t, "callback as url", b.submit("/console/settings/callback", url.Values{"url": {rc.URL}}), http.StatusSeeOther)
+	if u, err := in.Store.CallbackURL(); err != nil || u != rc.URL {
+		t.Fatalf("callback URL %q %v", u, err)
+	}
+}

@@ -39,13 +39,20 @@ func (c *console) secretShown(w http.ResponseWriter, r *consoleRequest, title, w
 	return c.render(w, r, http.StatusOK, "secret", title, "settings", map[string]any{"What": what, "Secret": secret})
 }
 
-// setWebhook serves POST /console/settings/webhook: URL and subscription.
-// A URL change generates a new secret, shown once.
+// setWebhook serves POST /console/settings/webhook: URL and subscription
+// (none named: every type). A URL change generates a new secret, shown
+// once.
 func (c *console) setWebhook(w http.ResponseWriter, r *consoleRequest) error {
 	raw := strings.TrimSpace(r.PostForm.Get("url"))
 	types := r.PostForm["subscribedEventTypes"]
 	if len(types) == 0 {
-		return store.Invalid("subscribedEventTypes", "choose at least one event type")
+		// The page's form says it lists the boxes: none ticked is a
+		// mistake. A script posting only the URL subscribes to every
+		// type, as PUT /webhooks/outbound without subscribedEventTypes.
+		if r.PostForm.Get("subscription") != "" {
+			return store.Invalid("subscribedEventTypes", "choose at least one event type")
+		}
+		types = nil
 	}
 	v, err := c.s.store.SetWebhook(r.Context(), r.env, raw, types)
 	if err != nil {
@@ -76,6 +83,9 @@ func (c *console) rotateWebhook(w http.ResponseWriter, r *consoleRequest) error 
 // (empty: none). It is shared by both environments.
 func (c *console) setCallback(w http.ResponseWriter, r *consoleRequest) error {
 	raw := strings.TrimSpace(r.PostForm.Get("callbackUrl"))
+	if _, named := r.PostForm["callbackUrl"]; !named {
+		raw = strings.TrimSpace(r.PostForm.Get("url")) // a script's guess of the field's name
+	}
 	if err := c.s.store.SetCallbackURL(r.Context(), raw); err != nil {
 		return err
 	}
