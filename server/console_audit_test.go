@@ -267,3 +267,30 @@ func TestConsoleSettingsScripted(t *testing.T) {
 		t.Fatalf("callback URL %q %v", u, err)
 	}
 }
+
+// TestConsoleBulkRetryAnyStatus: bulk retry without a status queues the
+// failed and the dead deliveries alike.
+func TestConsoleBulkRetryAnyStatus(t *testing.T) {
+	in := start(t)
+	rc := newReceiver(t, in.Clock, func(n int) int {
+		if n <= 2 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+	in.configureWebhook(rc)
+	one, two := in.testEvent(), in.testEvent()
+	in.waitDelivery(one, "failed", 1)
+	in.waitDelivery(two, "failed", 1)
+	b := in.operator()
+	b.page("/console/deliveries", "failed or dead")
+	r := b.submit("/console/retry-deliveries", nil)
+	expectStatus(t, "bulk retry without a status", r, http.StatusOK)
+	if !strings.Contains(string(r.Body), "2 deliveries were queued") {
+		t.Fatalf("bulk retry page: %s", r.Body)
+	}
+	in.waitDelivery(one, "delivered", 2)
+	in.waitDelivery(two, "delivered", 2)
+	b.page("/console/deliveries")
+	expectStatus(t, "bulk retry of delivered ones", b.submit("/console/retry-deliveries", url.Values{"status": {"delivered"}}), http.StatusBadRequest)
+}

@@ -371,7 +371,8 @@ func (c *console) retryDelivery(w http.ResponseWriter, r *consoleRequest) error 
 }
 
 // retryDeliveries serves POST /console/retry-deliveries: bulk retry of the
-// failed or dead deliveries created between since and until.
+// failed or dead deliveries (status failed, dead, or empty for both)
+// created between since and until.
 func (c *console) retryDeliveries(w http.ResponseWriter, r *consoleRequest) error {
 	f := r.PostForm
 	in := store.DeliveryFilter{Status: f.Get("status"), Destination: f.Get("destination")}
@@ -391,9 +392,20 @@ func (c *console) retryDeliveries(w http.ResponseWriter, r *consoleRequest) erro
 			return store.Invalid("until", "until must be an ISO 8601 timestamp such as 2026-11-21T06:00:00Z")
 		}
 	}
-	n, err := c.s.store.RetryDeliveries(r.env, in)
-	if err != nil {
-		return err
+	// No status: both kinds of undelivered ones, failed and dead.
+	statuses := []string{in.Status}
+	if in.Status == "" {
+		statuses = []string{store.DeliveryFailed, store.DeliveryDead}
+	}
+	n := 0
+	for _, st := range statuses {
+		f := in
+		f.Status = st
+		m, err := c.s.store.RetryDeliveries(r.env, f)
+		if err != nil {
+			return err
+		}
+		n += m
 	}
 	if err := c.s.store.RecordConsoleAction(r.env, "console.deliveries_retried", map[string]any{
 		"status": in.Status, "destination": in.Destination, "since": store.At(in.Since), "until": store.At(in.Until), "requeued": n}); err != nil {
