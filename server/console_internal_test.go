@@ -25,3 +25,26 @@ func TestSecretText(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleBack: the environment switch returns to a console page of
+// the new environment, never elsewhere.
+func TestConsoleBack(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                     "/console",
+		"/console":                             "/console",
+		"/console/applicants?q=ada&cursor=AAA": "/console/applicants?q=ada",
+		"/console/applicants/ada":              "/console/applicants",
+		"/console/deliveries/x/y":              "/console/deliveries",
+		"//evil.example/console":               "/console",
+		"https://evil.example/console":         "/console",
+		"/console/../../x":                     "/console",
+		"/console/..":                          "/console",
+		"/consoleevil":                         "/console",
+		"/console\r\nX-Injected: 1":            "/console",
+		"/console/%2e%2e/x":                    "/console",
+	} {
+		if got := consoleBack(in); got != want {
+			t.Errorf("consoleBack(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

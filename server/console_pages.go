@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -106,15 +107,34 @@ func (c *console) switchEnv(w http.ResponseWriter, r *consoleRequest) error {
 	if _, err := c.s.store.SetConsoleEnv(r.sess.ID, env); err != nil {
 		return err
 	}
-	back := r.PostForm.Get("back")
-	if !strings.HasPrefix(back, "/console") || strings.HasPrefix(back, "//") || strings.ContainsAny(back, "\\\r\n") {
-		back = "/console"
+	return redirect(w, r, consoleBack(r.PostForm.Get("back")), "env")
+}
+
+// consoleBack is where the environment switch returns to: the console page
+// back names, a detail page's list (a record of one environment does not
+// exist in the other), and /console for anything else.
+func consoleBack(back string) string {
+	if strings.ContainsAny(back, "\\\r\n") {
+		return "/console"
 	}
-	// A detail page of the other environment does not exist: go to its list.
-	if parts := strings.Split(strings.SplitN(back, "?", 2)[0], "/"); len(parts) > 3 {
-		back = strings.Join(parts[:3], "/")
+	u, err := url.Parse(back)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+		return "/console"
 	}
-	return redirect(w, r, back, "env")
+	clean := path.Clean(u.Path)
+	if clean != "/console" && !strings.HasPrefix(clean, "/console/") {
+		return "/console"
+	}
+	if parts := strings.Split(clean, "/"); len(parts) > 3 {
+		return strings.Join(parts[:3], "/")
+	}
+	q := u.Query()
+	q.Del("cursor") // a page of the other environment's list
+	q.Del("ok")
+	if len(q) > 0 {
+		clean += "?" + q.Encode()
+	}
+	return clean
 }
 
 // staticFile serves GET /console/static/:file from the embedded assets.
