@@ -27,18 +27,35 @@ func newConsoleCmd(a *app) *cobra.Command {
 
 func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 	var f configFlags
-	var file string
+	var file, flagPassword string
 	cmd := &cobra.Command{
-		Use:   "set-password [--password-file FILE]",
-		Short: "Set the console's operator password (read from stdin or a file)",
+		Use:   "set-password [PASSWORD] [--password-file FILE]",
+		Short: "Set the console's operator password (from stdin, a file, or the command line)",
 		Long: "set-password sets the operator password of the console, stored only as a\n" +
 			"bcrypt hash, and ends every console session. The password is the first line\n" +
-			"of standard input, or of --password-file FILE; it is never a flag value, so it\n" +
-			"never shows in the process list. At least 8 characters, at most 72 bytes.",
-		Args: args(0, 0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			password, err := readPassword(cmd.InOrStdin(), file)
-			if err != nil {
+			"of standard input, or of --password-file FILE; scripts may also pass it as\n" +
+			"the argument or --password, which other users of the machine can see in the\n" +
+			"process list. At least 8 characters, at most 72 bytes.",
+		Args: args(0, 1, "at most one argument, the password"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			var given []string
+			if len(argv) == 1 {
+				given = append(given, argv[0])
+			}
+			if cmd.Flags().Changed("password") {
+				given = append(given, flagPassword)
+			}
+			if len(given) > 0 && file != "" || len(given) > 1 {
+				return usageError("console set-password: give the password one way only (argument, --password, --password-file or stdin)")
+			}
+			var password string
+			var err error
+			if len(given) == 1 {
+				password = given[0]
+				if password == "" {
+					return usageError("console set-password: the password is empty")
+				}
+			} else if password, err = readPassword(cmd.InOrStdin(), file); err != nil {
 				return err
 			}
 			return a.withStore(f, false, func(st *store.Store, _ Config) error {
@@ -52,6 +69,7 @@ func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 	}
 	addConfigFlags(cmd, &f)
 	cmd.Flags().StringVar(&file, "password-file", "", "read the password from the first line of `FILE` instead of stdin")
+	cmd.Flags().StringVar(&flagPassword, "password", "", "the password itself (visible in the process list; prefer stdin)")
 	return cmd
 }
 

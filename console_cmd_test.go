@@ -85,10 +85,31 @@ func TestConsoleSetPassword(t *testing.T) {
 		}
 	})
 
-	t.Run("ErrNoPasswordFlag", func(t *testing.T) {
-		_, err := runWithStdin(t, "", "console", "set-password", "--db", db, "--password", "on the command line")
-		if err == nil || exitCode(err) != 2 {
-			t.Fatalf("--password: %v (exit %d)", err, exitCode(err))
+	t.Run("Flag", func(t *testing.T) {
+		mustRun(t, "console", "set-password", "--db", db, "--password", "on the command line")
+		if err := consoleLogin(t, db, "on the command line"); err != nil {
+			t.Fatalf("login with the --password password: %v", err)
 		}
 	})
+
+	t.Run("Argument", func(t *testing.T) {
+		mustRun(t, "console", "set-password", "--db", db, "as an argument")
+		if err := consoleLogin(t, db, "as an argument"); err != nil {
+			t.Fatalf("login with the argument's password: %v", err)
+		}
+	})
+
+	t.Run("ErrTwoWays", func(t *testing.T) {
+		_, err := runWithStdin(t, "", "console", "set-password", "--db", db, "--password", "one password", "another one")
+		if err == nil || exitCode(err) != 2 {
+			t.Fatalf("two passwords: %v (exit %d)", err, exitCode(err))
+		}
+	})
+}
+
+// TestServeLogsConsoleURL: serve's start-up log names the console's
+// address, so an operator knows where to log in.
+func TestServeLogsConsoleURL(t *testing.T) {
+	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
+	s.logs.waitFor(t, "consoleUrl="+s.banner.URL+"/console")
 }

@@ -239,7 +239,7 @@ func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logg
 		srv.Close()
 		return err
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "publicUrl", publicURL, "db", cfg.DB, "version", ver.version)
+	logger.Info("listening", "addr", ln.Addr().String(), "publicUrl", publicURL, "consoleUrl", publicURL+"/console", "db", cfg.DB, "version", ver.version)
 	fmt.Fprintf(stdout, "complybox listening on http://%s\n", ln.Addr())
 
 	select {

@@ -84,14 +84,20 @@ type consoleRequest struct {
 type consoleHandler func(w http.ResponseWriter, r *consoleRequest) error
 
 // page wraps h with the console's headers and a live session: without one a
-// GET goes to the login page; a POST also needs the session's CSRF token
-// (403 otherwise).
+// GET goes to the login page and a POST is 403; a POST also needs the
+// session's CSRF token (403 otherwise).
 func (c *console) page(h consoleHandler) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		consoleHeaders(w)
 		cr := &consoleRequest{Request: r, params: ps}
 		err := c.authorize(cr)
 		if store.ErrorCode(err) == store.EUNAUTHORIZED {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				// A form posted without a live session cannot carry its
+				// session's CSRF token: refused like any other forgery.
+				c.fail(w, cr, errCSRF())
+				return
+			}
 			http.Redirect(w, r, "/console/login", http.StatusSeeOther)
 			return
 		}
@@ -115,12 +121,27 @@ func (c *console) authorize(r *consoleRequest) error {
 	}
 	r.env = r.sess.Env
 	if r.Method == http.MethodPost {
-		if err := r.ParseForm(); err != nil {
-			return store.Invalid("form", "the form could not be read")
+		if err := parseForm(r.Request); err != nil {
+			return err
 		}
 		if !r.sess.CheckCSRF(r.PostForm.Get("csrf")) {
 			return errCSRF()
 		}
+	}
+	return nil
+}
+
+// parseForm reads a posted form, URL-encoded or multipart (a script's
+// client may send either), into r.PostForm.
+func parseForm(r *http.Request) error {
+	var err error
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err = r.ParseMultipartForm(1 << 20)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		return store.Invalid("form", "the form could not be read")
 	}
 	return nil
 }
@@ -228,6 +249,7 @@ func flashText(code string) string {
 		"env":          "Environment switched.",
 		"logged-out":   "You are logged out.",
 		"bulk-retried": "The matching deliveries are queued again.",
+		"level":        "The level was saved.",
 	}[code]
 }
 
@@ -333,6 +355,19 @@ func consoleFuncs() template.FuncMap {
 			}
 			return base + "?" + q.Encode()
 		},
+		"secret": secretText,
+		"displayName": func(a store.Applicant) string {
+			if a.Type == "company" {
+				return deref(a.CompanyInfo["companyName"])
+			}
+			var parts []string
+			for _, f := range []string{"firstName", "middleName", "lastName"} {
+				if v := deref(a.Info[f]); v != "" {
+					parts = append(parts, v)
+				}
+			}
+			return strings.Join(parts, " ")
+		},
 		"add":     func(a, b int) int { return a + b },
 		"isImage": func(contentType string) bool { return strings.HasPrefix(contentType, "image/") },
 	}
@@ -376,4 +411,17 @@ func recordFields(v any) []field {
 		out = append(out, field{Name: name, Value: s})
 	}
 	return out
+}
+
+// secretText is a secret shown once, as the bytes to copy: html/template
+// would write a base64 "+" as "&#43;", which a script scraping the page
+// reads wrong. A secret of other characters than base64 (standard or URL
+// safe) is escaped as usual.
+func secretText(secret string) any {
+	for _, r := range secret {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("+/=-_.", r)) {
+			return secret
+		}
+	}
+	return template.HTML(secret)
 }

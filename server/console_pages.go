@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,17 @@ func (c *console) home(w http.ResponseWriter, r *consoleRequest) error {
 		"Waiting": waiting, "Dead": failing, "Activity": activity})
 }
 
+// toHome serves GET /console/: a permanent redirect to /console, the one
+// address of the overview (the query is kept).
+func (c *console) toHome(w http.ResponseWriter, r *consoleRequest) error {
+	to := "/console"
+	if r.URL.RawQuery != "" {
+		to += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r.Request, to, http.StatusMovedPermanently)
+	return nil
+}
+
 // loginPage serves GET /console/login.
 func (c *console) loginPage(w http.ResponseWriter, r *consoleRequest) error {
 	if ck, err := r.Cookie(consoleCookie); err == nil {
@@ -59,8 +71,8 @@ func (c *console) renderLogin(w http.ResponseWriter, r *consoleRequest, status i
 
 // login serves POST /console/login.
 func (c *console) login(w http.ResponseWriter, r *consoleRequest) error {
-	if err := r.ParseForm(); err != nil {
-		return store.Invalid("form", "the form could not be read")
+	if err := parseForm(r.Request); err != nil {
+		return err
 	}
 	if !checkLoginToken(r.Request) {
 		return errCSRF()
@@ -95,15 +107,34 @@ func (c *console) switchEnv(w http.ResponseWriter, r *consoleRequest) error {
 	if _, err := c.s.store.SetConsoleEnv(r.sess.ID, env); err != nil {
 		return err
 	}
-	back := r.PostForm.Get("back")
-	if !strings.HasPrefix(back, "/console") || strings.HasPrefix(back, "//") || strings.ContainsAny(back, "\\\r\n") {
-		back = "/console"
+	return redirect(w, r, consoleBack(r.PostForm.Get("back")), "env")
+}
+
+// consoleBack is where the environment switch returns to: the console page
+// back names, a detail page's list (a record of one environment does not
+// exist in the other), and /console for anything else.
+func consoleBack(back string) string {
+	if strings.ContainsAny(back, "\\\r\n") {
+		return "/console"
 	}
-	// A detail page of the other environment does not exist: go to its list.
-	if parts := strings.Split(strings.SplitN(back, "?", 2)[0], "/"); len(parts) > 3 {
-		back = strings.Join(parts[:3], "/")
+	u, err := url.Parse(back)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+		return "/console"
 	}
-	return redirect(w, r, back, "env")
+	clean := path.Clean(u.Path)
+	if clean != "/console" && !strings.HasPrefix(clean, "/console/") {
+		return "/console"
+	}
+	if parts := strings.Split(clean, "/"); len(parts) > 3 {
+		return strings.Join(parts[:3], "/")
+	}
+	q := u.Query()
+	q.Del("cursor") // a page of the other environment's list
+	q.Del("ok")
+	if len(q) > 0 {
+		clean += "?" + q.Encode()
+	}
+	return clean
 }
 
 // staticFile serves GET /console/static/:file from the embedded assets.
@@ -134,13 +165,18 @@ func (c *console) applicants(w http.ResponseWriter, r *consoleRequest) error {
 	}
 	q := r.URL.Query()
 	f := store.ApplicantFilter{Status: q.Get("status"), ReviewStatus: q.Get("reviewStatus")}
-	items, next, err := c.s.store.SearchApplicants(r.env, f, q.Get("q"), p)
+	search := q.Get("q")
+	if search == "" {
+		search = q.Get("search") // the name a script may guess
+	}
+	items, next, err := c.s.store.SearchApplicants(r.env, f, q.Get("type"), search, p)
 	if err != nil {
 		return err
 	}
 	return c.render(w, r, http.StatusOK, "applicants", "Applicants", "applicants", map[string]any{
-		"Items": items, "Next": deref(next), "Status": f.Status, "ReviewStatus": f.ReviewStatus, "Q": q.Get("q"),
-		"Statuses": []string{store.StatusActive, store.StatusDeactivated, store.StatusBlocklisted}, "ReviewStatuses": store.ReviewStatuses()})
+		"Items": items, "Next": deref(next), "Status": f.Status, "ReviewStatus": f.ReviewStatus, "Q": search, "Type": q.Get("type"),
+		"Types": []string{"individual", "company"}, "Statuses": []string{store.StatusActive, store.StatusDeactivated, store.StatusBlocklisted},
+		"ReviewStatuses": store.ReviewStatuses()})
 }
 
 // uboRow is one company-structure row as the console shows it, with the
@@ -166,7 +202,7 @@ func (c *console) applicant(w http.ResponseWriter, r *consoleRequest) error {
 	if err != nil {
 		return err
 	}
-	structure, rows, hasRows, err := c.companyStructure(r.env, id)
+	structure, rows, hasRows, err := c.companyStructure(r.env, a)
 	if err != nil {
 		return err
 	}
@@ -191,11 +227,32 @@ func infoFields(a store.Applicant) []field {
 	return out
 }
 
-// companyStructure reads the company-structure parts of the applicant as GET
-// /v1/applicants/{id} renders them: the ubos[] rows and any other structure
-// fields (parent, hasNo… flags). hasRows is false while the record carries
-// no ubos field at all.
-func (c *console) companyStructure(env store.Env, id string) (structure []field, rows []uboRow, hasRows bool, err error) {
+// companyStructure reads the company-structure parts of the applicant: for
+// a company its flags, counts and allChildrenComplete (GET
+// …/company-structure) and its ubos[] rows as GET /v1/applicants/{id}
+// renders them; for a spawned child its parent. hasRows is false while the
+// record carries no ubos field at all.
+func (c *console) companyStructure(env store.Env, a store.Applicant) (structure []field, rows []uboRow, hasRows bool, err error) {
+	id := a.ExternalUserID
+	parent, err := c.s.store.ApplicantParent(env, id)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if parent != "" {
+		structure = append(structure, field{Name: "parentExternalUserId", Value: parent})
+	}
+	if a.Type == "company" {
+		cs, err := c.s.store.CompanyStructure(env, id)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for _, f := range recordFields(cs) {
+			if f.Name != "externalUserId" && f.Name != "counts" {
+				structure = append(structure, f)
+			}
+		}
+		structure = append(structure, recordFields(cs.Counts)...)
+	}
 	raw, err := c.s.store.ApplicantJSON(env, id)
 	if err != nil {
 		return nil, nil, false, err
@@ -203,11 +260,6 @@ func (c *console) companyStructure(env store.Env, id string) (structure []field,
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, nil, false, err
-	}
-	for _, name := range []string{"parentExternalUserId", "companyStructure", "hasNoUbos", "hasNoDirectors", "hasNoShareholders", "hasNoRepresentatives"} {
-		if v, ok := m[name]; ok && string(v) != "null" {
-			structure = append(structure, recordFields(map[string]json.RawMessage{name: v})...)
-		}
 	}
 	ubos, ok := m["ubos"]
 	if !ok {
@@ -259,14 +311,31 @@ func (c *console) document(w http.ResponseWriter, r *consoleRequest) error {
 func (c *console) decide(w http.ResponseWriter, r *consoleRequest) error {
 	id := r.params.ByName("id")
 	f := r.PostForm
-	d := store.Decision{ReviewAnswer: f.Get("reviewAnswer"), ModerationComment: strings.TrimSpace(f.Get("moderationComment"))}
+	answer := f.Get("reviewAnswer")
+	if answer == "" {
+		answer = f.Get("decision")
+	}
+	d := store.Decision{ReviewAnswer: consoleAnswer(answer), ModerationComment: strings.TrimSpace(f.Get("moderationComment"))}
 	if d.ReviewAnswer == store.Red {
-		d.ReviewRejectType, d.RejectLabels = f.Get("reviewRejectType"), f["rejectLabels"]
+		d.ReviewRejectType, d.RejectLabels = strings.ToUpper(strings.TrimSpace(f.Get("reviewRejectType"))), f["rejectLabels"]
 	}
 	if _, err := c.s.store.Decide(r.env, id, d); err != nil {
 		return err
 	}
 	return redirect(w, r, "/console/applicants/"+url.PathEscape(id), "decided")
+}
+
+// consoleAnswer reads the decision form's verdict: GREEN or RED, also
+// written approve or reject, in any case; anything else is passed on for
+// the store to refuse.
+func consoleAnswer(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "green", "approve", "approved":
+		return store.Green
+	case "red", "reject", "rejected":
+		return store.Red
+	}
+	return v
 }
 
 // Deliveries.
@@ -322,7 +391,8 @@ func (c *console) retryDelivery(w http.ResponseWriter, r *consoleRequest) error 
 }
 
 // retryDeliveries serves POST /console/retry-deliveries: bulk retry of the
-// failed or dead deliveries created between since and until.
+// failed or dead deliveries (status failed, dead, or empty for both)
+// created between since and until.
 func (c *console) retryDeliveries(w http.ResponseWriter, r *consoleRequest) error {
 	f := r.PostForm
 	in := store.DeliveryFilter{Status: f.Get("status"), Destination: f.Get("destination")}
@@ -342,9 +412,20 @@ func (c *console) retryDeliveries(w http.ResponseWriter, r *consoleRequest) erro
 			return store.Invalid("until", "until must be an ISO 8601 timestamp such as 2026-11-21T06:00:00Z")
 		}
 	}
-	n, err := c.s.store.RetryDeliveries(r.env, in)
-	if err != nil {
-		return err
+	// No status: both kinds of undelivered ones, failed and dead.
+	statuses := []string{in.Status}
+	if in.Status == "" {
+		statuses = []string{store.DeliveryFailed, store.DeliveryDead}
+	}
+	n := 0
+	for _, st := range statuses {
+		f := in
+		f.Status = st
+		m, err := c.s.store.RetryDeliveries(r.env, f)
+		if err != nil {
+			return err
+		}
+		n += m
 	}
 	if err := c.s.store.RecordConsoleAction(r.env, "console.deliveries_retried", map[string]any{
 		"status": in.Status, "destination": in.Destination, "since": store.At(in.Since), "until": store.At(in.Until), "requeued": n}); err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -38,13 +39,20 @@ func (c *console) secretShown(w http.ResponseWriter, r *consoleRequest, title, w
 	return c.render(w, r, http.StatusOK, "secret", title, "settings", map[string]any{"What": what, "Secret": secret})
 }
 
-// setWebhook serves POST /console/settings/webhook: URL and subscription.
-// A URL change generates a new secret, shown once.
+// setWebhook serves POST /console/settings/webhook: URL and subscription
+// (none named: every type). A URL change generates a new secret, shown
+// once.
 func (c *console) setWebhook(w http.ResponseWriter, r *consoleRequest) error {
 	raw := strings.TrimSpace(r.PostForm.Get("url"))
 	types := r.PostForm["subscribedEventTypes"]
 	if len(types) == 0 {
-		return store.Invalid("subscribedEventTypes", "choose at least one event type")
+		// The page's form says it lists the boxes: none ticked is a
+		// mistake. A script posting only the URL subscribes to every
+		// type, as PUT /webhooks/outbound without subscribedEventTypes.
+		if r.PostForm.Get("subscription") != "" {
+			return store.Invalid("subscribedEventTypes", "choose at least one event type")
+		}
+		types = nil
 	}
 	v, err := c.s.store.SetWebhook(r.Context(), r.env, raw, types)
 	if err != nil {
@@ -75,6 +83,9 @@ func (c *console) rotateWebhook(w http.ResponseWriter, r *consoleRequest) error 
 // (empty: none). It is shared by both environments.
 func (c *console) setCallback(w http.ResponseWriter, r *consoleRequest) error {
 	raw := strings.TrimSpace(r.PostForm.Get("callbackUrl"))
+	if _, named := r.PostForm["callbackUrl"]; !named {
+		raw = strings.TrimSpace(r.PostForm.Get("url")) // a script's guess of the field's name
+	}
 	if err := c.s.store.SetCallbackURL(r.Context(), raw); err != nil {
 		return err
 	}
@@ -111,7 +122,55 @@ func (c *console) level(w http.ResponseWriter, r *consoleRequest) error {
 	if err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "level", "Level "+l.Name, "settings", map[string]any{"L": l})
+	return c.render(w, r, http.StatusOK, "level", "Level "+l.Name, "settings", map[string]any{"L": l, "Edit": levelJSON(l)})
+}
+
+// levelJSON is the editable part of l as indented JSON, the body of
+// PATCH /v1/levels/{levelName}.
+func levelJSON(l store.Level) string {
+	b, err := json.MarshalIndent(map[string]any{"name": l.Name, "applicantType": l.ApplicantType, "steps": l.Steps,
+		"personalInfoFields": l.PersonalInfoFields, "companyDataFields": l.CompanyDataFields,
+		"companyRequiredFields": l.CompanyRequiredFields, "companyRequiredDocuments": l.CompanyRequiredDocuments,
+		"questionnaire": l.Questionnaire}, "", "  ")
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// createLevel serves POST /console/levels: the form's "level" field is the
+// JSON body of POST /v1/levels.
+func (c *console) createLevel(w http.ResponseWriter, r *consoleRequest) error {
+	var in store.Level
+	if err := decodeBytes([]byte(r.PostForm.Get("level")), &in); err != nil {
+		return err
+	}
+	l, err := c.s.store.CreateLevel(r.env, in)
+	if err != nil {
+		return err
+	}
+	if err := c.s.store.RecordConsoleAction(r.env, "console.level_created", map[string]any{"name": l.Name}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/levels/"+url.PathEscape(l.Name), "level")
+}
+
+// editLevel serves POST /console/levels/:name: the form's "level" field is
+// the JSON body of PATCH /v1/levels/{levelName}.
+func (c *console) editLevel(w http.ResponseWriter, r *consoleRequest) error {
+	var in store.LevelPatch
+	if err := decodeBytes([]byte(r.PostForm.Get("level")), &in); err != nil {
+		return err
+	}
+	name := r.params.ByName("name")
+	l, err := c.s.store.PatchLevel(r.env, name, in)
+	if err != nil {
+		return err
+	}
+	if err := c.s.store.RecordConsoleAction(r.env, "console.level_edited", map[string]any{"name": l.Name, "previousName": name}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/levels/"+url.PathEscape(l.Name), "level")
 }
 
 // credentials serves GET /console/credentials.
@@ -124,10 +183,15 @@ func (c *console) credentials(w http.ResponseWriter, r *consoleRequest) error {
 }
 
 // createCredential serves POST /console/credentials; the secret is shown
-// once.
+// once. Without an environment it is the one the console shows; without a
+// role, partner.
 func (c *console) createCredential(w http.ResponseWriter, r *consoleRequest) error {
 	f := r.PostForm
-	cred, secret, err := c.s.store.CreateCredential(store.Env(f.Get("environment")), f.Get("role"), strings.TrimSpace(f.Get("name")))
+	env := store.Env(f.Get("environment"))
+	if env == "" {
+		env = r.env // the environment the console shows
+	}
+	cred, secret, err := c.s.store.CreateCredential(env, f.Get("role"), strings.TrimSpace(f.Get("name")))
 	if err != nil {
 		return err
 	}
@@ -143,7 +207,15 @@ func (c *console) revokeCredential(w http.ResponseWriter, r *consoleRequest) err
 	if err := c.s.store.RevokeCredential(key); err != nil {
 		return err
 	}
-	if err := c.s.store.RecordConsoleAction(r.env, "console.credential_revoked", map[string]any{"key": key}); err != nil {
+	env := r.env
+	if cs, err := c.s.store.Credentials(); err == nil {
+		for _, cr := range cs {
+			if cr.Key == key {
+				env = cr.Environment // the event belongs to the credential's environment
+			}
+		}
+	}
+	if err := c.s.store.RecordConsoleAction(env, "console.credential_revoked", map[string]any{"key": key}); err != nil {
 		return err
 	}
 	return redirect(w, r, "/console/credentials", "revoked")

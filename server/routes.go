@@ -104,6 +104,7 @@ func (s *Server) routes() {
 	// Console (SPEC §3.9): operator pages; sessions by cookie, CSRF on POST.
 	c := s.newConsole()
 	r.GET("/console", c.open(c.home))
+	r.GET("/console/", c.open(c.toHome))
 	r.GET("/console/login", c.open(c.loginPage))
 	r.POST("/console/login", c.open(c.login))
 	r.POST("/console/logout", c.page(c.logout))
@@ -123,7 +124,9 @@ func (s *Server) routes() {
 	r.POST("/console/settings/callback", c.page(c.setCallback))
 	r.POST("/console/settings/callback/rotate", c.page(c.rotateCallback))
 	r.GET("/console/levels", c.page(c.levels))
+	r.POST("/console/levels", c.page(c.createLevel))
 	r.GET("/console/levels/:name", c.page(c.level))
+	r.POST("/console/levels/:name", c.page(c.editLevel))
 	r.GET("/console/credentials", c.page(c.credentials))
 	r.POST("/console/credentials", c.page(c.createCredential))
 	r.POST("/console/credentials/:key/revoke", c.page(c.revokeCredential))

@@ -132,7 +132,8 @@ func (s *Store) ConsolePasswordSet() (bool, error) {
 // ConsoleLogin checks the operator password for a login from client (the
 // client's address) and opens a session in the sandbox environment. Every
 // attempt counts towards ConsoleLoginLimit per ConsoleLoginWindow per
-// client; each login and failed login is an internal history event.
+// client until a login succeeds, which clears the client's count; each
+// login and failed login is an internal history event.
 // Returns ERATELIMIT with RetryAfter past the limit, ECONFLICT
 // console_password_not_set before a password is set, and EUNAUTHORIZED
 // for a wrong password.
@@ -204,6 +205,11 @@ func (s *Store) ConsoleLogin(password, client string) (ConsoleSession, error) {
 			return err
 		}
 		if err := b.Put(consoleSessionKey(out.ID), v); err != nil {
+			return err
+		}
+		// The right password clears the client's window: only failed
+		// attempts hold an operator back.
+		if err := b.Delete([]byte(consoleAttemptPrefix + client)); err != nil {
 			return err
 		}
 		return t.consoleEvent(Envs(), "console.login", map[string]any{"client": client})
@@ -367,13 +373,19 @@ func (s *Store) ConsoleActivity(env Env) ([]HistoryEntry, error) {
 // ReviewStatuses lists the applicant review statuses, for filters.
 func ReviewStatuses() []string { return reviewStatuses() }
 
-// SearchApplicants is Applicants with a search: query, when not empty,
-// keeps applicants whose externalUserId, first, middle or last name or
-// company name contains it, case-insensitive. Returns EINVALID for an
-// unknown filter value.
-func (s *Store) SearchApplicants(env Env, f ApplicantFilter, query string, p Page) ([]Applicant, *string, error) {
+// SearchApplicants is Applicants with a type filter and a search: typ,
+// when not empty, keeps applicants of that type (individual or company);
+// query, when not empty, keeps applicants whose externalUserId, first,
+// middle or last name or company name contains it, case-insensitive.
+// Returns EINVALID for an unknown filter value.
+func (s *Store) SearchApplicants(env Env, f ApplicantFilter, typ, query string, p Page) ([]Applicant, *string, error) {
 	query = strings.ToLower(strings.TrimSpace(query))
-	if query == "" {
+	switch typ {
+	case "", "individual", "company":
+	default:
+		return nil, nil, Invalid("type", "type must be individual or company")
+	}
+	if query == "" && typ == "" {
 		return s.Applicants(env, f, p)
 	}
 	if _, _, err := s.Applicants(env, f, Page{Limit: 1}); err != nil {
@@ -388,7 +400,8 @@ func (s *Store) SearchApplicants(env Env, f ApplicantFilter, query string, p Pag
 			if err != nil {
 				return false, err
 			}
-			if (f.Status != "" && a.Status != f.Status) || (f.ReviewStatus != "" && a.Review.ReviewStatus != f.ReviewStatus) || !a.matches(query) {
+			if (f.Status != "" && a.Status != f.Status) || (f.ReviewStatus != "" && a.Review.ReviewStatus != f.ReviewStatus) ||
+				(typ != "" && a.Type != typ) || !a.matches(query) {
 				return false, nil
 			}
 			out = append(out, a.view())
@@ -412,6 +425,22 @@ func (a *diskApplicant) matches(query string) bool {
 	}
 	full := strings.ToLower(a.Fields["firstName"] + " " + a.Fields["lastName"])
 	return strings.Contains(full, query)
+}
+
+// ApplicantParent returns the externalUserId of the company whose
+// beneficial-owner row spawned the applicant, "" for any other applicant.
+// Returns ENOTFOUND.
+func (s *Store) ApplicantParent(env Env, extID string) (string, error) {
+	var out string
+	err := s.view(func(t *txn) error {
+		a, err := t.getApplicant(env, extID)
+		if err != nil {
+			return err
+		}
+		out = a.parentExternalID()
+		return nil
+	})
+	return out, err
 }
 
 // ApplicantImage returns the bytes of one of the applicant's documents by
