@@ -164,12 +164,12 @@ func (c *console) applicants(w http.ResponseWriter, r *consoleRequest) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.ApplicantFilter{Status: q.Get("status"), ReviewStatus: q.Get("reviewStatus")}
 	search := q.Get("q")
 	if search == "" {
 		search = q.Get("search") // the name a script may guess
 	}
-	items, next, err := c.s.store.SearchApplicants(r.env, f, q.Get("type"), search, p)
+	f := store.ApplicantFilter{Status: q.Get("status"), ReviewStatus: q.Get("reviewStatus"), Type: q.Get("type"), Query: search}
+	items, next, err := c.s.store.Applicants(r.env, f, p)
 	if err != nil {
 		return err
 	}

@@ -357,6 +357,11 @@ func (s *Store) ApplicantJSON(env Env, extID string) ([]byte, error) {
 type ApplicantFilter struct {
 	Status       string
 	ReviewStatus string
+	Type         string // individual or company (the console's filter)
+	// Query keeps applicants whose externalUserId, first, middle or last
+	// name or company name contains it, case-insensitive (the console's
+	// search).
+	Query string
 }
 
 // Applicants lists applicants newest first. Returns EINVALID for an unknown
@@ -370,6 +375,12 @@ func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *st
 	if f.ReviewStatus != "" && !inList(reviewStatuses(), f.ReviewStatus) {
 		return nil, nil, Invalid("reviewStatus", "reviewStatus must be one of %s", strings.Join(reviewStatuses(), ", "))
 	}
+	switch f.Type {
+	case "", TypeIndividual, TypeCompany:
+	default:
+		return nil, nil, Invalid("type", "type must be individual or company")
+	}
+	query := strings.ToLower(strings.TrimSpace(f.Query))
 	out := []Applicant{}
 	var next *string
 	err := s.view(func(t *txn) error {
@@ -379,7 +390,8 @@ func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *st
 			if err != nil {
 				return false, err
 			}
-			if (f.Status != "" && a.Status != f.Status) || (f.ReviewStatus != "" && a.Review.ReviewStatus != f.ReviewStatus) {
+			if (f.Status != "" && a.Status != f.Status) || (f.ReviewStatus != "" && a.Review.ReviewStatus != f.ReviewStatus) ||
+				(f.Type != "" && a.Type != f.Type) || (query != "" && !a.matches(query)) {
 				return false, nil
 			}
 			out = append(out, a.view())

@@ -373,45 +373,6 @@ func (s *Store) ConsoleActivity(env Env) ([]HistoryEntry, error) {
 // ReviewStatuses lists the applicant review statuses, for filters.
 func ReviewStatuses() []string { return reviewStatuses() }
 
-// SearchApplicants is Applicants with a type filter and a search: typ,
-// when not empty, keeps applicants of that type (individual or company);
-// query, when not empty, keeps applicants whose externalUserId, first,
-// middle or last name or company name contains it, case-insensitive.
-// Returns EINVALID for an unknown filter value.
-func (s *Store) SearchApplicants(env Env, f ApplicantFilter, typ, query string, p Page) ([]Applicant, *string, error) {
-	query = strings.ToLower(strings.TrimSpace(query))
-	switch typ {
-	case "", "individual", "company":
-	default:
-		return nil, nil, Invalid("type", "type must be individual or company")
-	}
-	if query == "" && typ == "" {
-		return s.Applicants(env, f, p)
-	}
-	if _, _, err := s.Applicants(env, f, Page{Limit: 1}); err != nil {
-		return nil, nil, err
-	}
-	out := []Applicant{}
-	var next *string
-	err := s.view(func(t *txn) error {
-		var err error
-		next, err = scanIndex(t.env(env, "applicants_idx"), p, func(id []byte) (bool, error) {
-			a, err := t.getApplicant(env, string(id))
-			if err != nil {
-				return false, err
-			}
-			if (f.Status != "" && a.Status != f.Status) || (f.ReviewStatus != "" && a.Review.ReviewStatus != f.ReviewStatus) ||
-				(typ != "" && a.Type != typ) || !a.matches(query) {
-				return false, nil
-			}
-			out = append(out, a.view())
-			return true, nil
-		})
-		return err
-	})
-	return out, next, err
-}
-
 // matches reports whether the lower-case query occurs in the applicant's
 // externalUserId or names.
 func (a *diskApplicant) matches(query string) bool {
