@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -71,8 +73,9 @@ func newSweepFixture(in *instance) sweepFixture {
 	var tx struct{ TransactionID string }
 	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": f.wallet, "amount": "1.5"}).json(t, &tx)
 	f.tx = tx.TransactionID
-	in.configureWebhook(newReceiver(t, in.Clock, nil))
+	in.configureWebhook(newReceiver(t, in.Clock, func(int) int { return 500 }))
 	f.delivery = in.testEvent()
+	in.waitDelivery(f.delivery, "failed", 1)
 	return f
 }
 
@@ -163,14 +166,70 @@ func TestSweepConventions(t *testing.T) {
 		return []string{"X-Api-Key", in.Key, "X-Api-Secret", in.Secret}
 	}
 	raw := func(method, path string, body any, h ...string) *response {
-		return doRequest(t, method, in.URL+path, body, h...)
-	}
-	for _, rt := range routes {
-		if rt.guard != "api" && rt.guard != "admin" && rt.guard != "sdkAPI" {
-			continue
+		var rd io.Reader
+		switch b := body.(type) {
+		case string:
+			rd = strings.NewReader(b)
+		case nil:
+		default:
+			j, _ := json.Marshal(b)
+			rd = strings.NewReader(string(j))
 		}
+		return send(t, method, in.URL+path, rd, h...)
+	}
+	junkRE := regexp.MustCompile(`[:*][A-Za-z]+`)
+	for _, rt := range routes {
 		name := rt.method + " " + rt.path
 		path := f.fill(rt.path)
+		if rt.method == "POST" && rt.path == "/webhooks/deliveries/:id" {
+			path = "/webhooks/deliveries/retry"
+		}
+		// Every route, pages included: X-Request-Id, 405 with Allow, and
+		// never a 5xx for a junk path parameter.
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if slices.Contains(methods[rt.path], m) || rt.path == "/sdk-assets/*file" {
+				continue
+			}
+			r := sweepStatus(t, 405, name+" as "+m, raw(m, path, nil))
+			checkErrorBody(t, name+" as "+m, r)
+			for _, want := range methods[rt.path] {
+				if !slices.Contains(strings.Split(r.Header.Get("Allow"), ", "), want) {
+					t.Errorf("%s as %s: Allow %q lacks %s", name, m, r.Header.Get("Allow"), want)
+				}
+			}
+			break
+		}
+		if strings.ContainsAny(rt.path, ":*") {
+			for _, junk := range []string{"..%2F..", "..", strings.Repeat("a", 200), "%00", "%E2%98%83%C3%BC", "%20", "%FF", "-1", "99999999999999999999"} {
+				r := raw(rt.method, junkRE.ReplaceAllString(rt.path, junk), "{}", cred(rt)...)
+				if r.Status >= 500 || r.Header.Get("X-Request-Id") == "" {
+					t.Errorf("%s with id %q: status %d, X-Request-Id %q: %.200s", name, junk, r.Status, r.Header.Get("X-Request-Id"), r.Body)
+				}
+				if rt.guard == "api" || rt.guard == "admin" || rt.guard == "sdkAPI" {
+					if r.Status < 400 {
+						t.Errorf("%s with id %q: status %d %.200s", name, junk, r.Status, r.Body)
+					}
+					if r.Status >= 400 {
+						checkErrorBody(t, name+" junk "+junk, r)
+					}
+				}
+			}
+		}
+		if rt.guard == "sdkAPI" && rt.method == "POST" {
+			big := `{"x":"` + strings.Repeat("a", limitOf(rt.path)) + `"}`
+			h := []string{"Authorization", "Bearer " + f.token}
+			checkErrorBody(t, name+" too large", sweepStatus(t, 413, name+" too large", raw(rt.method, path, big, h...)))
+		}
+		if rt.guard != "api" && rt.guard != "admin" && rt.guard != "sdkAPI" {
+			r := raw(rt.method, path, nil)
+			if r.Status >= 500 || r.Header.Get("X-Request-Id") == "" {
+				t.Errorf("%s: status %d, X-Request-Id %q", name, r.Status, r.Header.Get("X-Request-Id"))
+			}
+			continue
+		}
+		if rt.guard == "admin" {
+			checkErrorBody(t, name+" as partner", sweepStatus(t, 403, name+" as partner", raw(rt.method, path, nil, "X-Api-Key", in.Key, "X-Api-Secret", in.Secret)))
+		}
 		if rt.guard == "sdkAPI" {
 			checkErrorBody(t, name+" no token", sweepStatus(t, 401, name+" no token", raw(rt.method, path, nil)))
 			checkErrorBody(t, name+" unknown token", sweepStatus(t, 401, name+" unknown token", raw(rt.method, path, nil, "Authorization", "Bearer nope")))
@@ -185,44 +244,57 @@ func TestSweepConventions(t *testing.T) {
 		checkErrorBody(t, name+" prod cred sandbox env", sweepStatus(t, 403, name+" prod cred sandbox env", raw(rt.method, path, nil, "X-Api-Key", prodKey, "X-Api-Secret", prodSecret, "X-Environment", "sandbox")))
 		r := sweepStatus(t, 400, name+" staging", raw(rt.method, path, nil, append(h, "X-Environment", "staging")...))
 		checkErrorBody(t, name+" staging", r)
-		// 405 with Allow.
-		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-			if slices.Contains(methods[rt.path], m) {
-				continue
-			}
-			r := sweepStatus(t, 405, name+" as "+m, raw(m, path, nil, h...))
-			checkErrorBody(t, name+" as "+m, r)
-			for _, want := range methods[rt.path] {
-				if !strings.Contains(r.Header.Get("Allow"), want) {
-					t.Errorf("%s as %s: Allow %q lacks %s", name, m, r.Header.Get("Allow"), want)
-				}
-			}
-			break
-		}
-		// Junk path ids.
-		if strings.Contains(rt.path, ":") {
-			for _, junk := range []string{"..%2F..", "..", strings.Repeat("a", 200), "%00", "%E2%98%83%C3%BC", "%20", "%FF", "-1", "99999999999999999999"} {
-				p := regexp.MustCompile(`:[A-Za-z]+`).ReplaceAllString(rt.path, junk)
-				r := raw(rt.method, p, "{}", h...)
-				if r.Status < 400 && rt.method != "GET" || r.Status >= 500 {
-					t.Errorf("%s with id %q: status %d %.200s", name, junk, r.Status, r.Body)
-				}
-				if r.Status >= 400 {
-					checkErrorBody(t, name+" junk "+junk, r)
-				}
-			}
-		}
 		if rt.method == "GET" || rt.method == "DELETE" {
 			continue
 		}
 		// Over the body limit.
-		limit := 1 << 20
-		if strings.HasSuffix(rt.path, "/verify") || strings.HasSuffix(rt.path, "/documents") {
-			limit = 25 << 20
-		}
-		big := `{"x":"` + strings.Repeat("a", limit) + `"}`
+		big := `{"x":"` + strings.Repeat("a", limitOf(rt.path)) + `"}`
 		checkErrorBody(t, name+" too large", sweepStatus(t, 413, name+" too large", raw(rt.method, path, big, h...)))
+		if limitOf(rt.path) > 1<<20 {
+			// Between the two limits: read, not refused for its size.
+			r := raw(rt.method, path, `{"x":"`+strings.Repeat("a", 2<<20)+`"}`, h...)
+			if r.Status == 413 || r.Status >= 500 {
+				t.Errorf("%s with 2 MiB: %d %.200s", name, r.Status, r.Body)
+			}
+		}
 	}
+}
+
+// limitOf is the body limit of a path (SPEC §2).
+func limitOf(path string) int {
+	if strings.HasSuffix(path, "/verify") || strings.HasSuffix(path, "/documents") {
+		return 25 << 20
+	}
+	return 1 << 20
+}
+
+// chunked sends body without a Content-Length.
+func chunked(t *testing.T, method, url, body string, headers ...string) *response {
+	t.Helper()
+	return send(t, method, url, io.MultiReader(strings.NewReader(body)), headers...)
+}
+
+// send sends a request and does not follow redirects.
+func send(t *testing.T, method, url string, body io.Reader, headers ...string) *response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return &response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
 
 // TestSweepBodies sends malformed JSON, arrays and wrongly typed fields (from
@@ -287,6 +359,8 @@ func TestSweepBodies(t *testing.T) {
 		if schema == nil {
 			continue // no JSON body
 		}
+		big := `{"x":"` + strings.Repeat("a", limitOf(rt.path)) + `"}`
+		checkErrorBody(t, name+" too large, chunked", sweepStatus(t, 413, name+" too large, chunked", chunked(t, rt.method, in.URL+path, big, h...)))
 		for _, body := range []string{`{`, `[]`, `[{}]`, `"x"`, `42`, `{"a":1}x`, `{"a":`} {
 			r := doRequest(t, rt.method, in.URL+path, body, h...)
 			checkErrorBody(t, name+" body "+body, sweepStatus(t, 400, name+" body "+body, r))
@@ -408,6 +482,29 @@ func TestSweepEnvironments(t *testing.T) {
 	if strings.Contains(b, f.level) {
 		t.Errorf("production GET /v1/levels shows the sandbox level")
 	}
+	// Webhook configuration, idempotency keys and bulk retry are per
+	// environment too.
+	var wh struct{ IsConfigured bool }
+	doRequest(t, "GET", in.URL+"/webhooks/outbound", nil, ph...).json(t, &wh)
+	if wh.IsConfigured {
+		t.Errorf("production sees the sandbox webhook configuration")
+	}
+	sweepStatus(t, 409, "production test event without its own webhook", doRequest(t, "POST", in.URL+"/webhooks/outbound/test", nil, ph...))
+	idem := []string{"Idempotency-Key", "sweep-idem"}
+	sv := in.expect(201, "POST", "/vaults", map[string]any{"name": "same", "externalId": "same"}, idem...).m(t)
+	pvr := doRequest(t, "POST", in.URL+"/vaults", map[string]any{"name": "same", "externalId": "same"}, append(ph, idem...)...)
+	if pvr.Status != 201 || pvr.m(t)["vaultId"] == sv["vaultId"] {
+		t.Errorf("production replays a sandbox Idempotency-Key: %d %s", pvr.Status, pvr.Body)
+	}
+	var rq struct{ Requeued int }
+	doRequest(t, "POST", in.URL+"/webhooks/deliveries/retry", map[string]any{"status": "failed"}, ph...).json(t, &rq)
+	if rq.Requeued != 0 {
+		t.Errorf("production bulk retry requeued %d sandbox deliveries", rq.Requeued)
+	}
+	in.expect(200, "POST", "/webhooks/deliveries/retry", map[string]any{"status": "failed"}).json(t, &rq)
+	if rq.Requeued != 1 {
+		t.Errorf("sandbox bulk retry requeued %d, want its 1 failed delivery", rq.Requeued)
+	}
 	// And the other way round.
 	for _, l := range []string{"/v1/applicants", "/vaults"} {
 		b := string(in.expect(200, "GET", l, nil).Body)
@@ -500,8 +597,8 @@ func TestSweepFormats(t *testing.T) {
 			t.Errorf("GET %s: %d %.200s", path, r.Status, r.Body)
 			continue
 		}
-		if r.Header.Get("X-Request-Id") == "" {
-			t.Errorf("GET %s: no X-Request-Id", path)
+		if r.Header.Get("X-Request-Id") == "" || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("GET %s: X-Request-Id %q, Content-Type %q", path, r.Header.Get("X-Request-Id"), r.Header.Get("Content-Type"))
 		}
 		var v map[string]any
 		r.json(t, &v)
@@ -534,5 +631,74 @@ func TestSweepFormats(t *testing.T) {
 	doRequest(t, "GET", in.URL+"/healthz", nil).json(t, &hz)
 	if len(hz) != 1 || hz["status"] != "ok" {
 		t.Errorf("healthz = %v", hz)
+	}
+}
+
+// walkPages follows nextCursor from path (which has a query) and returns the
+// items of every page; it fails on a repeated cursor.
+func walkPages(t *testing.T, in *instance, path string) []map[string]any {
+	t.Helper()
+	var all []map[string]any
+	seen := map[string]bool{}
+	cursor := ""
+	for {
+		p := path
+		if cursor != "" {
+			p += "&cursor=" + url.QueryEscape(cursor)
+		}
+		var page struct {
+			Items      []map[string]any
+			NextCursor *string
+		}
+		in.expect(200, "GET", p, nil).json(t, &page)
+		all = append(all, page.Items...)
+		if page.NextCursor == nil {
+			return all
+		}
+		if seen[*page.NextCursor] || len(page.Items) == 0 {
+			t.Fatalf("GET %s: cursor %q repeats or page empty", p, *page.NextCursor)
+		}
+		seen[*page.NextCursor] = true
+		cursor = *page.NextCursor
+	}
+}
+
+// TestSweepPagedLevelsAndHistory walks the level list and the review history
+// a page at a time: the pages together are the whole list, in order.
+func TestSweepPagedLevelsAndHistory(t *testing.T) {
+	in := start(t)
+	for _, n := range []string{"a-level", "m-level", "z-level"} {
+		in.expect(201, "POST", "/v1/levels", map[string]any{"name": n, "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}})
+	}
+	in.createApplicant("pager", "Pager")
+	for _, a := range []string{"deactivate", "activate", "monitoring", "reset", "blocklist"} {
+		in.expect(200, "POST", "/v1/applicants/pager/"+a, nil)
+	}
+	for _, c := range []struct{ path, key string }{{"/v1/levels?limit=", "name"}, {"/v1/applicants/pager/review-history?limit=", "id"}} {
+		var whole struct {
+			Items      []map[string]any
+			NextCursor *string
+			TotalItems *int
+		}
+		in.expect(200, "GET", c.path+"200", nil).json(t, &whole)
+		if len(whole.Items) < 6 || whole.NextCursor != nil {
+			t.Fatalf("GET %s200: %d items, nextCursor %v", c.path, len(whole.Items), whole.NextCursor)
+		}
+		if whole.TotalItems != nil && *whole.TotalItems != len(whole.Items) {
+			t.Errorf("%s: totalItems %d for %d items", c.path, *whole.TotalItems, len(whole.Items))
+		}
+		for _, size := range []string{"1", "2", "5"} {
+			pages := walkPages(t, in, c.path+size)
+			var got, want []any
+			for _, it := range pages {
+				got = append(got, it[c.key])
+			}
+			for _, it := range whole.Items {
+				want = append(want, it[c.key])
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s%s pages: %v, want %v", c.path, size, got, want)
+			}
+		}
 	}
 }
