@@ -85,7 +85,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = uuid.NewString()
 	}
 	w.Header().Set("X-Request-Id", id)
+	method := r.Method
 	r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+	if r.Method == http.MethodHead {
+		if h, _, _ := s.router.Lookup(http.MethodGet, r.URL.Path); h != nil {
+			// HEAD is GET without the body: net/http drops what the
+			// handler writes, as it knows the request was HEAD.
+			r.Method = http.MethodGet
+		}
+	}
 	limit := int64(bodyLimit)
 	if strings.HasSuffix(r.URL.Path, "/verify") || strings.HasSuffix(r.URL.Path, "/documents") {
 		limit = bodyLimitImages
@@ -98,7 +106,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.router.ServeHTTP(rec, r)
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
-		slog.String("method", r.Method), slog.String("path", redactPath(r.URL.Path)), slog.Int("status", rec.status),
+		slog.String("method", method), slog.String("path", redactPath(r.URL.Path)), slog.Int("status", rec.status),
 		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))
 }
 

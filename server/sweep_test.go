@@ -354,8 +354,11 @@ func TestSweepBodies(t *testing.T) {
 				h[1] = "Bearer " + f.companyToken
 			}
 		}
-		path := f.fill(rt.path)
-		schema := schemaOf(rt.method, rt.path)
+		path, route := f.fill(rt.path), rt.path
+		if rt.method == "POST" && rt.path == "/webhooks/deliveries/:id" {
+			path, route = "/webhooks/deliveries/retry", "/webhooks/deliveries/retry" // the one :id it serves
+		}
+		schema := schemaOf(rt.method, route)
 		if schema == nil {
 			continue // no JSON body
 		}
@@ -577,8 +580,28 @@ func TestSweepFormats(t *testing.T) {
 	f := newSweepFixture(in)
 	w2 := in.wallet(f.vault, "ETH").WalletID
 	in.fund(f.wallet, "2.5")
-	in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": f.wallet, "destinationAddress": "0x" + strings.Repeat("ab", 20), "amount": "0.25"})
-	in.expect(201, "POST", "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": f.wallet, "destinationWalletId": w2, "amount": "0.1"})
+	// The answers of POSTs follow the same formats.
+	for _, c := range []struct {
+		status int
+		path   string
+		body   any
+	}{
+		{201, "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": f.wallet, "destinationAddress": "0x" + strings.Repeat("ab", 20), "amount": "0.250"}},
+		{201, "/transactions", map[string]any{"type": "InternalTransfer", "sourceWalletId": f.wallet, "destinationWalletId": w2, "amount": "0.1"}},
+		{201, "/sandbox/deposits", map[string]any{"walletId": w2, "amount": "10.000"}},
+		{201, "/vaults", map[string]any{"name": "formats", "externalId": "formats"}},
+		{201, "/vaults/" + f.vault + "/wallets", map[string]any{"assetSymbol": "XRP"}},
+		{201, "/v1/applicants/sweep-person/verification-sessions", map[string]any{"ttlSecs": 600}},
+		{201, "/v1/applicants/sweep-co/ubos", map[string]any{"fullName": "Ben Director", "roles": []string{"director"}}},
+		{200, "/v1/applicants/sweep-co/ubos/0/spawn-kyc", nil},
+		{200, "/v1/applicants/sweep-co/ubos/0/regenerate-link", nil},
+		{200, "/v1/applicants/sweep-person/verify", verifyBody(t, 7)},
+		{202, "/webhooks/outbound/test", nil},
+	} {
+		var v any
+		in.expect(c.status, "POST", c.path, c.body).json(t, &v)
+		sweepWalk(t, "POST "+c.path, "", v)
+	}
 	adminKey, adminSecret := in.credential(store.Sandbox, store.RoleAdmin)
 	for _, rt := range routes {
 		if rt.method != "GET" || (rt.guard != "api" && rt.guard != "admin" && rt.guard != "sdkAPI") || rt.path == "/v1/admin/backup" {
@@ -700,5 +723,30 @@ func TestSweepPagedLevelsAndHistory(t *testing.T) {
 				t.Errorf("%s%s pages: %v, want %v", c.path, size, got, want)
 			}
 		}
+	}
+}
+
+// TestSweepHead answers HEAD as GET without a body, auth included.
+func TestSweepHead(t *testing.T) {
+	in := start(t)
+	for _, c := range []struct {
+		path    string
+		want    int
+		headers []string
+	}{
+		{"/healthz", 200, nil},
+		{"/openapi.json", 200, nil},
+		{"/v1/applicants", 401, nil},
+		{"/v1/applicants", 200, []string{"X-Api-Key", in.Key, "X-Api-Secret", in.Secret}},
+		{"/vaults", 200, []string{"X-Api-Key", in.Key, "X-Api-Secret", in.Secret}},
+	} {
+		r := send(t, "HEAD", in.URL+c.path, nil, c.headers...)
+		if r.Status != c.want || len(r.Body) != 0 || r.Header.Get("X-Request-Id") == "" {
+			t.Errorf("HEAD %s: %d, %d body bytes, X-Request-Id %q; want %d", c.path, r.Status, len(r.Body), r.Header.Get("X-Request-Id"), c.want)
+		}
+	}
+	r := send(t, "HEAD", in.URL+"/sandbox/deposits", nil, "X-Api-Key", in.Key, "X-Api-Secret", in.Secret)
+	if r.Status != 405 || r.Header.Get("Allow") == "" {
+		t.Errorf("HEAD on a POST-only route: %d, Allow %q", r.Status, r.Header.Get("Allow"))
 	}
 }
