@@ -82,6 +82,7 @@ func newSweepFixture(in *instance) sweepFixture {
 // fill replaces the route's parameters with the fixture's records.
 func (f sweepFixture) fill(path string) string {
 	parts := strings.Split(path, "/")
+	path = strings.TrimPrefix(path, "/console")
 	for i, p := range parts {
 		if !strings.HasPrefix(p, ":") && !strings.HasPrefix(p, "*") {
 			continue
@@ -748,5 +749,41 @@ func TestSweepHead(t *testing.T) {
 	r := send(t, "HEAD", in.URL+"/sandbox/deposits", nil, "X-Api-Key", in.Key, "X-Api-Secret", in.Secret)
 	if r.Status != 405 || r.Header.Get("Allow") == "" {
 		t.Errorf("HEAD on a POST-only route: %d, Allow %q", r.Status, r.Header.Get("Allow"))
+	}
+}
+
+// TestSweepPages drives every console and hosted-UI route as a logged-in
+// operator and a browser: with real and junk ids, never a 5xx, always
+// X-Request-Id.
+func TestSweepPages(t *testing.T) {
+	routes := sweepRoutes(t)
+	in := start(t)
+	f := newSweepFixture(in)
+	op := in.operator()
+	junkRE := regexp.MustCompile(`[:*][A-Za-z]+`)
+	for _, rt := range routes {
+		if rt.guard != "console" && rt.guard != "ui" && rt.guard != "public" {
+			continue
+		}
+		if rt.path == "/console/logout" || rt.path == "/console/login" || rt.path == "/console/credentials/:key/revoke" {
+			continue // keep the session and the credentials
+		}
+		paths := []string{f.fill(rt.path)}
+		if strings.ContainsAny(rt.path, ":*") {
+			for _, junk := range []string{"..%2F..", strings.Repeat("a", 200), "%00", "%E2%98%83%C3%BC", "%FF", "-1"} {
+				paths = append(paths, junkRE.ReplaceAllString(rt.path, junk))
+			}
+		}
+		for _, p := range paths {
+			var r *response
+			if rt.method == "GET" {
+				r = op.get(p)
+			} else {
+				r = op.submit(p, url.Values{"x": {"1"}})
+			}
+			if r.Status >= 500 || r.Header.Get("X-Request-Id") == "" {
+				t.Errorf("%s %s: status %d, X-Request-Id %q: %.300s", rt.method, p, r.Status, r.Header.Get("X-Request-Id"), r.Body)
+			}
+		}
 	}
 }
