@@ -151,6 +151,7 @@ func checkErrorBody(t *testing.T, what string, r *response) {
 // auth, environment header, 405 with Allow, X-Request-Id, junk path ids,
 // malformed and wrongly typed bodies, and body limits.
 func TestSweepConventions(t *testing.T) {
+	t.Parallel()
 	routes := sweepRoutes(t)
 	in := start(t)
 	f := newSweepFixture(in)
@@ -243,8 +244,14 @@ func TestSweepConventions(t *testing.T) {
 		h := cred(rt)
 		checkErrorBody(t, name+" other env", sweepStatus(t, 403, name+" other env", raw(rt.method, path, nil, append(h, "X-Environment", "production")...)))
 		checkErrorBody(t, name+" prod cred sandbox env", sweepStatus(t, 403, name+" prod cred sandbox env", raw(rt.method, path, nil, "X-Api-Key", prodKey, "X-Api-Secret", prodSecret, "X-Environment", "sandbox")))
-		r := sweepStatus(t, 400, name+" staging", raw(rt.method, path, nil, append(h, "X-Environment", "staging")...))
-		checkErrorBody(t, name+" staging", r)
+		for _, env := range []string{"staging", "SANDBOX", "prod"} {
+			checkErrorBody(t, name+" "+env, sweepStatus(t, 400, name+" X-Environment "+env, raw(rt.method, path, nil, append(h, "X-Environment", env)...)))
+		}
+		if rt.method == "GET" {
+			if r := raw(rt.method, path, nil, append(h, "X-Environment", "sandbox")...); r.Status != 200 && rt.path != "/v1/admin/backup" {
+				t.Errorf("%s with its own X-Environment: %d %.200s", name, r.Status, r.Body)
+			}
+		}
 		if rt.method == "GET" || rt.method == "DELETE" {
 			continue
 		}
@@ -301,6 +308,7 @@ func send(t *testing.T, method, url string, body io.Reader, headers ...string) *
 // TestSweepBodies sends malformed JSON, arrays and wrongly typed fields (from
 // the OpenAPI request schemas) to every POST, PUT and PATCH: 400, never 5xx.
 func TestSweepBodies(t *testing.T) {
+	t.Parallel()
 	routes := sweepRoutes(t)
 	in := start(t)
 	f := newSweepFixture(in)
@@ -365,7 +373,7 @@ func TestSweepBodies(t *testing.T) {
 		}
 		big := `{"x":"` + strings.Repeat("a", limitOf(rt.path)) + `"}`
 		checkErrorBody(t, name+" too large, chunked", sweepStatus(t, 413, name+" too large, chunked", chunked(t, rt.method, in.URL+path, big, h...)))
-		for _, body := range []string{`{`, `[]`, `[{}]`, `"x"`, `42`, `{"a":1}x`, `{"a":`} {
+		for _, body := range []string{`{`, `null`, `true`, `[]`, `[{}]`, `"x"`, `42`, `{"a":1}x`, `{"a":`} {
 			r := doRequest(t, rt.method, in.URL+path, body, h...)
 			checkErrorBody(t, name+" body "+body, sweepStatus(t, 400, name+" body "+body, r))
 		}
@@ -434,6 +442,7 @@ func sweepStatus(t *testing.T, want int, what string, r *response) *response {
 // TestSweepEnvironments checks that a production credential sees none of the
 // sandbox records: 404 on every route that names one, and separate lists.
 func TestSweepEnvironments(t *testing.T) {
+	t.Parallel()
 	routes := sweepRoutes(t)
 	in := start(t)
 	f := newSweepFixture(in)
@@ -576,6 +585,7 @@ func sweepWalk(t *testing.T, where string, key string, v any) {
 // ids and decimals; lists answer {items, nextCursor} and reject limit 0, 201
 // and a bogus cursor.
 func TestSweepFormats(t *testing.T) {
+	t.Parallel()
 	routes := sweepRoutes(t)
 	in := start(t)
 	f := newSweepFixture(in)
@@ -690,6 +700,7 @@ func walkPages(t *testing.T, in *instance, path string) []map[string]any {
 // TestSweepPagedLevelsAndHistory walks the level list and the review history
 // a page at a time: the pages together are the whole list, in order.
 func TestSweepPagedLevelsAndHistory(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	for _, n := range []string{"a-level", "m-level", "z-level"} {
 		in.expect(201, "POST", "/v1/levels", map[string]any{"name": n, "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}})
@@ -729,6 +740,7 @@ func TestSweepPagedLevelsAndHistory(t *testing.T) {
 
 // TestSweepHead answers HEAD as GET without a body, auth included.
 func TestSweepHead(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	for _, c := range []struct {
 		path    string
@@ -756,6 +768,7 @@ func TestSweepHead(t *testing.T) {
 // operator and a browser: with real and junk ids, never a 5xx, always
 // X-Request-Id.
 func TestSweepPages(t *testing.T) {
+	t.Parallel()
 	routes := sweepRoutes(t)
 	in := start(t)
 	f := newSweepFixture(in)
