@@ -495,6 +495,19 @@ func TestSweepEnvironments(t *testing.T) {
 	if strings.Contains(b, f.level) {
 		t.Errorf("production GET /v1/levels shows the sandbox level")
 	}
+	// The same externalUserId is another applicant in production.
+	same := doRequest(t, "POST", in.URL+"/v1/applicants", map[string]any{"externalUserId": f.person}, ph...)
+	if same.Status != 201 {
+		t.Errorf("production POST /v1/applicants with a sandbox externalUserId: %d %.200s", same.Status, same.Body)
+	}
+	sweepStatus(t, 201, "production level named like a sandbox one", doRequest(t, "POST", in.URL+"/v1/levels", map[string]any{"name": f.level, "applicantType": "individual",
+		"steps": []map[string]any{{"kind": "selfie"}}}, ph...))
+	var sl, pl struct{ Steps []struct{ Kind string } }
+	in.expect(200, "GET", "/v1/levels/"+f.level, nil).json(t, &sl)
+	doRequest(t, "GET", in.URL+"/v1/levels/"+f.level, nil, ph...).json(t, &pl)
+	if len(sl.Steps) != 1 || len(pl.Steps) != 1 || sl.Steps[0].Kind != "identity_doc" || pl.Steps[0].Kind != "selfie" {
+		t.Errorf("levels of the same name: sandbox %v, production %v", sl, pl)
+	}
 	// Webhook configuration, idempotency keys and bulk retry are per
 	// environment too.
 	var wh struct{ IsConfigured bool }
