@@ -813,3 +813,20 @@ func TestSweepPages(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepImageLimitOnlyOnUploads keeps the 25 MiB limit to the upload
+// routes: an applicant whose externalUserId is "documents" or "verify" is
+// patched under the 1 MiB limit.
+func TestSweepImageLimitOnlyOnUploads(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	body := `{"firstName":"` + strings.Repeat("a", 2<<20) + `"}`
+	for _, id := range []string{"documents", "verify"} {
+		in.createApplicant(id, "Limit")
+		checkErrorBody(t, "PATCH "+id, sweepStatus(t, 413, "PATCH /v1/applicants/"+id+" with 2 MiB", in.do("PATCH", "/v1/applicants/"+id, body)))
+		r := in.do("POST", "/v1/applicants/"+id+"/documents", body)
+		if r.Status == 413 || r.Status >= 500 {
+			t.Errorf("POST /v1/applicants/%s/documents with 2 MiB: %d", id, r.Status)
+		}
+	}
+}
