@@ -187,7 +187,7 @@ func (s *Server) applicantSteps(w http.ResponseWriter, r *request) error {
 
 func (s *Server) reviewHistory(w http.ResponseWriter, r *request) error {
 	q := r.URL.Query()
-	hq := store.HistoryQuery{EventType: q.Get("eventType"), Limit: store.DefaultLimit}
+	hq := store.HistoryQuery{EventType: q.Get("eventType"), Limit: store.DefaultLimit, Cursor: q.Get("cursor")}
 	if v := q.Get("since"); v != "" || q.Has("since") {
 		t, ok := parseSince(v)
 		if !ok {

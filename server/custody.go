@@ -1,8 +1,11 @@
 package server
 
 import (
+	"encoding/base64"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/complybox/complybox/store"
 )
@@ -30,12 +33,45 @@ func decodeIdem(r *request, v any) (store.Idem, error) {
 }
 
 func (s *Server) listAssets(w http.ResponseWriter, r *request) error {
+	p, err := page(r.Request)
+	if err != nil {
+		return err
+	}
 	items, err := s.store.Assets(r.env)
 	if err != nil {
 		return err
 	}
-	s.encode(w, http.StatusOK, map[string]any{"items": items})
+	items, next, err := assetPage(items, p)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, newList(items, next))
 	return nil
+}
+
+// assetPageCursor marks an asset page cursor: the id of the last asset of
+// the previous page.
+const assetPageCursor = "asset:"
+
+// assetPage is one page of the catalog in its own order (SPEC §2 lists).
+func assetPage(all []store.Asset, p store.Page) ([]store.Asset, *string, error) {
+	from := 0
+	if p.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		id, ok := strings.CutPrefix(string(b), assetPageCursor)
+		i := slices.IndexFunc(all, func(a store.Asset) bool { return a.ID == id })
+		if err != nil || !ok || i < 0 {
+			return nil, nil, store.Invalid("cursor", "cursor is not one this service returned")
+		}
+		from = i + 1
+	}
+	items := all[from:]
+	if len(items) <= p.Limit {
+		return items, nil, nil
+	}
+	items = items[:p.Limit]
+	next := base64.RawURLEncoding.EncodeToString([]byte(assetPageCursor + items[len(items)-1].ID))
+	return items, &next, nil
 }
 
 func (s *Server) createVault(w http.ResponseWriter, r *request) error {

@@ -7,11 +7,15 @@ import (
 )
 
 func (s *Server) listLevels(w http.ResponseWriter, r *request) error {
-	levels, err := s.store.Levels(r.env)
+	p, err := page(r.Request)
 	if err != nil {
 		return err
 	}
-	s.encode(w, http.StatusOK, newList(levels, nil))
+	levels, next, err := s.store.LevelPage(r.env, p)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, newList(levels, next))
 	return nil
 }
 

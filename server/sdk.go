@@ -98,6 +98,11 @@ func (s *Server) sdkAPI(h sdkHandler) httprouter.Handle {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		token, err := bearerToken(r)
+		if err == nil && r.Method != http.MethodGet {
+			// The token is checked before the body is read: an unknown or
+			// expired token is 401 whatever the body holds.
+			_, err = s.store.SDKView(token)
+		}
 		if err == nil {
 			err = h(w, r, token)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -85,9 +86,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = uuid.NewString()
 	}
 	w.Header().Set("X-Request-Id", id)
+	method := r.Method
 	r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+	if r.Method == http.MethodHead {
+		if h, _, _ := s.router.Lookup(http.MethodGet, r.URL.Path); h != nil {
+			// HEAD is GET without the body: net/http drops what the
+			// handler writes, as it knows the request was HEAD.
+			r.Method = http.MethodGet
+		}
+	}
 	limit := int64(bodyLimit)
-	if strings.HasSuffix(r.URL.Path, "/verify") || strings.HasSuffix(r.URL.Path, "/documents") {
+	if imageUpload(r) {
 		limit = bodyLimitImages
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
@@ -98,8 +107,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.router.ServeHTTP(rec, r)
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
-		slog.String("method", r.Method), slog.String("path", redactPath(r.URL.Path)), slog.Int("status", rec.status),
+		slog.String("method", method), slog.String("path", redactPath(r.URL.Path)), slog.Int("status", rec.status),
 		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))
+}
+
+// imageUploadPath matches the routes that take images: /verify and the
+// document uploads of the API, the hosted UI's API and its form.
+var imageUploadPath = regexp.MustCompile(`^(/v1/applicants/[^/]+/(verify|documents)|/api/v1/sdk/documents|/sdk/[^/]+/documents)$`)
+
+// imageUpload reports whether r is a POST to a route with the 25 MiB limit.
+func imageUpload(r *http.Request) bool {
+	return r.Method == http.MethodPost && imageUploadPath.MatchString(r.URL.Path)
 }
 
 // validRequestID reports whether a caller's X-Request-Id can be adopted:

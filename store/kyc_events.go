@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/base64"
 	"strings"
 	"time"
 )
@@ -67,12 +68,14 @@ type HistoryQuery struct {
 	Since     time.Time // zero: from the start
 	Limit     int       // 1..200; 0 means 50
 	EventType string    // "" for every partner-visible type
+	Cursor    string    // "": from the newest; else the previous page's nextCursor
 }
 
 // HistoryPage is the body of GET …/review-history.
 type HistoryPage struct {
 	Items      []HistoryEntry `json:"items"`
 	TotalItems int            `json:"totalItems"`
+	NextCursor *string        `json:"nextCursor"` // null on the last page
 }
 
 // ReviewHistory returns the partner-visible history of an applicant, newest
@@ -88,8 +91,18 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return HistoryPage{}, Invalid("limit", "limit must be an integer from 1 to %d", MaxLimit)
 	}
-	out := HistoryPage{Items: []HistoryEntry{}}
+	var after string
+	if q.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+		id, ok := strings.CutPrefix(string(b), historyCursorPrefix)
+		if err != nil || !ok || id == "" {
+			return HistoryPage{}, Invalid("cursor", "cursor is not one this service returned")
+		}
+		after = id
+	}
+	var out HistoryPage
 	err := s.view(func(t *txn) error {
+		out = HistoryPage{Items: []HistoryEntry{}}
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -98,14 +111,21 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 		if err != nil {
 			return err
 		}
+		skipping := after != ""
 		for _, h := range all {
 			if h.Internal || !inList(historyEventTypes(), h.EventType) ||
 				(q.EventType != "" && h.EventType != q.EventType) || (!q.Since.IsZero() && h.AtUtc.Before(q.Since)) {
 				continue
 			}
 			out.TotalItems++
-			if len(out.Items) < q.Limit {
+			switch {
+			case skipping:
+				skipping = h.ID != after
+			case len(out.Items) < q.Limit:
 				out.Items = append(out.Items, h)
+			case out.NextCursor == nil:
+				cur := base64.RawURLEncoding.EncodeToString([]byte(historyCursorPrefix + out.Items[len(out.Items)-1].ID))
+				out.NextCursor = &cur
 			}
 		}
 		return nil
@@ -127,6 +147,9 @@ func (s *Store) ApplicantHistory(env Env, extID string) ([]HistoryEntry, error) 
 	})
 	return out, err
 }
+
+// historyCursorPrefix marks a review-history page cursor.
+const historyCursorPrefix = "history:"
 
 // CallbackSecret returns the signing secret of the KYC callback, so a
 // receiver (or a test) can check signatures.

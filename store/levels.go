@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"strings"
@@ -344,6 +346,51 @@ func (s *Store) Levels(env Env) ([]Level, error) {
 	})
 	return out, err
 }
+
+// LevelPage lists one page of the levels of env by name; the cursor is the
+// last name of the previous page. Returns EINVALID naming cursor for a
+// cursor this service did not return.
+func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
+	var after []byte
+	if p.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		name, ok := bytes.CutPrefix(b, []byte(levelCursorPrefix))
+		if err != nil || !ok || len(name) == 0 {
+			return nil, nil, Invalid("cursor", "cursor is not one this service returned")
+		}
+		after = name
+	}
+	var out []Level
+	var next *string
+	err := s.view(func(t *txn) error {
+		out, next = nil, nil
+		c := t.env(env, "levels").Cursor()
+		k, v := c.First()
+		if after != nil {
+			k, v = c.Seek(after)
+			if k != nil && bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(out) == p.Limit {
+				cur := base64.RawURLEncoding.EncodeToString(append([]byte(levelCursorPrefix), out[len(out)-1].Name...))
+				next = &cur
+				return nil
+			}
+			var d diskLevel
+			if err := json.Unmarshal(v, &d); err != nil {
+				return err
+			}
+			out = append(out, d.Level)
+		}
+		return nil
+	})
+	return out, next, err
+}
+
+// levelCursorPrefix marks a level page cursor.
+const levelCursorPrefix = "level:"
 
 // Level returns one level. Returns ENOTFOUND (level_not_found).
 func (s *Store) Level(env Env, name string) (Level, error) {
