@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"html/template"
 	"io/fs"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -214,8 +213,8 @@ func (c *console) fail(w http.ResponseWriter, r *consoleRequest, err error) {
 		c.s.log.Error("console internal error", "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Request), "err", err)
 		msg = "Something went wrong on our side; the request id is in the logs."
 	}
-	if e.Code == store.ERATELIMIT && e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	if e.Code == store.ERATELIMIT {
+		setRetryAfter(w, e.RetryAfter)
 	}
 	data := map[string]any{"Status": status, "StatusText": http.StatusText(status), "Message": msg, "Field": e.Field,
 		"RequestID": requestID(r.Request)}

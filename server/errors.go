@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/complybox/complybox/store"
 )
@@ -48,12 +49,17 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("internal error", "method", r.Method, "path", redactPath(r.URL.Path), "requestId", requestID(r), "err", err)
 	}
 	if e.Code == store.ERATELIMIT {
-		// Every 429 says when to come back: whole seconds, rounded up, at least 1.
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(e.RetryAfter.Seconds())))))
+		setRetryAfter(w, e.RetryAfter)
 	}
 	reason := e.Reason
 	if reason == "" {
 		reason = e.Code
 	}
 	s.encode(w, status, errorBody{Error: errorDetail{Code: reason, Message: e.Message, Field: e.Field, RequestID: requestID(r)}})
+}
+
+// setRetryAfter says when a rate-limited caller may come back: whole
+// seconds, rounded up, at least 1. Every 429, API or console, uses it.
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
 }
