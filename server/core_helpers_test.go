@@ -70,6 +70,13 @@ func boot(t testing.TB, mods ...func(*bootOptions)) *node {
 	if !o.parked {
 		wg.Add(1)
 		go func() { defer wg.Done(); d.Run(ctx) }()
+		// As serve does, hand the instance over only once the loop runs, so
+		// /healthz answers 200 from the first request.
+		for deadline := time.Now().Add(10 * time.Second); !d.Running(); runtime.Gosched() {
+			if time.Now().After(deadline) {
+				t.Fatal("the dispatcher did not start within 10s")
+			}
+		}
 	}
 	srv := httptest.NewServer(server.New(st, d, server.Config{PublicURL: o.settings.PublicURL, Version: "test"}, logger))
 	in := &instance{t: t, URL: srv.URL, Path: o.path, Store: st, Disp: d, Clock: o.clock}
