@@ -670,3 +670,44 @@ func TestUboRowAfterVerdictReopensCompany(t *testing.T) {
 	wantReviewed(t, got["late-row"], nil, "GREEN", nil)
 	wantStatus(t, in.status("late-row"), "completed", "GREEN", nil, 1)
 }
+
+// TestUboCompanyWaitsForEveryRow is the compliance rule of SPEC 3.6: a row
+// never spawned is not complete, so a company whose own steps passed stays
+// in_review until every row has a terminal child, and its applicantReviewed
+// fires once, when it closes.
+func TestUboCompanyWaitsForEveryRow(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	row := func(name string, pct int) map[string]any {
+		return map[string]any{"fullName": name, "dateOfBirth": "1980-01-01", "ownershipPercent": pct, "roles": []string{"ubo"}}
+	}
+	in.createCompany("three", "Three Owners", row("Ann One", 40), row("Ben Two", 30), row("Cy Three", 30))
+	in.submitCompany("three", 90)
+	in.waitReviewStatus("three", "in_review")
+
+	for i := range 3 {
+		in.spawn(201, "three", i, nil)
+		in.expect(200, "POST", fmt.Sprintf("/v1/applicants/three.ubo.%d/verify", i+1), verifyBody(t, uint64(91+i)))
+		s := in.structure("three")
+		if i < 2 {
+			wantReviewed(t, rc.reviewed(t, secret), "three", "GREEN", nil)
+			// Rows i+1.. are never spawned: not complete.
+			wantCounts(t, s, false, 3, 3, 0, 0, 0, i+1, i+1, 0, 0)
+			wantStatus(t, in.status("three"), "in_review", nil, nil, 1)
+			rc.none(t, 50*time.Millisecond)
+			continue
+		}
+		wantCounts(t, s, true, 3, 3, 0, 0, 0, 3, 3, 0, 0)
+		wantStatus(t, in.status("three"), "completed", "GREEN", nil, 1)
+	}
+	// The last child and the company close together; their order across
+	// entities is not fixed.
+	got := rc.reviewedSet(t, secret, 2)
+	wantReviewed(t, got["three.ubo.3"], "three", "GREEN", nil)
+	wantReviewed(t, got["three"], nil, "GREEN", nil)
+	rc.none(t, 50*time.Millisecond)
+	want := []string{"applicant.approved:system"}
+	if h := in.historyTypes("three"); !slices.Equal(h[:1], want) || slices.Index(h[1:], "applicant.approved:system") >= 0 {
+		t.Fatalf("company history %v: want one applicant.approved, newest", h)
+	}
+}

@@ -70,8 +70,11 @@ func (a *diskApplicant) counts() StructureCounts {
 	return c
 }
 
-// allChildrenComplete: at least one child, and every child terminal.
-func (c StructureCounts) allChildrenComplete() bool { return c.Spawned > 0 && c.Pending == 0 }
+// allChildrenComplete: at least one row, every row spawned, and every child
+// terminal. A row never spawned is not complete (SPEC 3.6).
+func (c StructureCounts) allChildrenComplete() bool {
+	return c.Total > 0 && c.Spawned == c.Total && c.Pending == 0
+}
 
 func (a *diskApplicant) structure() CompanyStructure {
 	out := CompanyStructure{ExternalUserID: a.ExternalID, Counts: a.counts()}
@@ -89,8 +92,8 @@ func (a *diskApplicant) structure() CompanyStructure {
 
 // applyChildren lays the children over the aggregate verdict recompute
 // derived from the company's own steps (SPEC 3.6): while its own steps are
-// completed and a child is not terminal (or rows exist and none is spawned
-// yet) the company is in_review; once every child is terminal it is GREEN
+// completed and a row has no terminal child (never spawned, or its child
+// still in flight) the company is in_review; once every child is terminal it is GREEN
 // when its own steps and every child are GREEN, otherwise RED FINAL with
 // its own labels plus COMPANY_NOT_VALIDATED_BENEFICIARIES when a child is
 // RED. A company without rows keeps its own verdict.
