@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/complybox/complybox/store/decimal"
 )
 
 // Asset is a custody asset of the catalog.
@@ -62,11 +64,11 @@ func (s Settings) catalog() []Asset {
 // is "4000.5"); anything that does not parse is returned unchanged.
 func canonicalDecimal(s string) string {
 	_, frac, _ := strings.Cut(s, ".")
-	v, err := ParseUnits("value", s, len(frac))
+	v, err := decimal.ParseUnits("value", s, len(frac))
 	if err != nil {
 		return s
 	}
-	return FormatUnits(v, len(frac))
+	return decimal.FormatUnits(v, len(frac))
 }
 
 // Validate checks an asset of the configuration. Returns EINVALID naming
@@ -82,13 +84,13 @@ func (a Asset) Validate() error {
 	}
 	if a.USDPrice != "" {
 		_, frac, _ := strings.Cut(a.USDPrice, ".")
-		if _, err := ParseUnits("usd_price", a.USDPrice, len(frac)); err != nil {
-			return err
+		if _, err := decimal.ParseUnits("usd_price", a.USDPrice, len(frac)); err != nil {
+			return fieldError(err)
 		}
 	}
 	if a.NetworkFee != "" {
-		if _, err := ParseUnits("network_fee", a.NetworkFee, a.Decimals); err != nil {
-			return err
+		if _, err := decimal.ParseUnits("network_fee", a.NetworkFee, a.Decimals); err != nil {
+			return fieldError(err)
 		}
 	}
 	return nil

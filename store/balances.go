@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/complybox/complybox/store/decimal"
 )
 
 // Balance is a wallet's balance as GET /wallets/{id}/balance shows it.
@@ -81,13 +83,13 @@ func (t *txn) ledgerOf(env Env, w diskWallet) (*ledger, error) {
 		return nil, err
 	}
 	l := &ledger{wallet: w}
-	if l.total, err = parseStoredUnits(b.Total); err != nil {
+	if l.total, err = decimal.ParseBaseUnits(b.Total); err != nil {
 		return nil, err
 	}
-	if l.available, err = parseStoredUnits(b.Available); err != nil {
+	if l.available, err = decimal.ParseBaseUnits(b.Available); err != nil {
 		return nil, err
 	}
-	if l.pending, err = parseStoredUnits(b.Pending); err != nil {
+	if l.pending, err = decimal.ParseBaseUnits(b.Pending); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -151,8 +153,8 @@ func (s *Store) WalletBalance(env Env, walletID string) (Balance, error) {
 		}
 		out = Balance{
 			WalletID: w.WalletID, VaultAccountID: w.VaultID, AssetID: a.ID, AssetSymbol: a.Symbol,
-			Total: FormatUnits(l.total, a.Decimals), Available: FormatUnits(l.available, a.Decimals),
-			Pending: FormatUnits(l.pending, a.Decimals), UpdatedAt: b.UpdatedAt,
+			Total: decimal.FormatUnits(l.total, a.Decimals), Available: decimal.FormatUnits(l.available, a.Decimals),
+			Pending: decimal.FormatUnits(l.pending, a.Decimals), UpdatedAt: b.UpdatedAt,
 		}
 		return nil
 	})

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/complybox/complybox/store/decimal"
 )
 
 // nextStatus returns the status after x's current one on its happy path:
@@ -102,7 +104,7 @@ func (t *txn) move(env Env, x diskTransaction, status, reason string) (Transacti
 // reservation goes back to available and the pending credit is dropped.
 func (t *txn) settle(env Env, x diskTransaction, completed bool) error {
 	if x.SourceWalletID != nil {
-		debit, err := parseStoredUnits(x.Debit)
+		debit, err := decimal.ParseBaseUnits(x.Debit)
 		if err != nil {
 			return err
 		}
@@ -124,7 +126,7 @@ func (t *txn) settle(env Env, x diskTransaction, completed bool) error {
 		}
 	}
 	if x.CreditWalletID != "" {
-		credit, err := parseStoredUnits(x.Credit)
+		credit, err := decimal.ParseBaseUnits(x.Credit)
 		if err != nil {
 			return err
 		}

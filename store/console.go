@@ -11,6 +11,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/complybox/complybox/store/imagecheck"
 )
 
 // The operator console (SPEC 3.9): one operator password, kept as a bcrypt
@@ -406,8 +408,8 @@ func (s *Store) ApplicantParent(env Env, extID string) (string, error) {
 
 // ApplicantImage returns the bytes of one of the applicant's documents by
 // its sha256. Returns ENOTFOUND when the applicant has no such document.
-func (s *Store) ApplicantImage(env Env, extID, sha string) (Image, error) {
-	var out Image
+func (s *Store) ApplicantImage(env Env, extID, sha string) (imagecheck.Image, error) {
+	var out imagecheck.Image
 	err := s.view(func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
@@ -421,7 +423,7 @@ func (s *Store) ApplicantImage(env Env, extID, sha string) (Image, error) {
 			if data == nil {
 				break
 			}
-			out = Image{Data: append([]byte(nil), data...), ContentType: d.ContentType, SHA256: sha}
+			out = imagecheck.Image{Data: append([]byte(nil), data...), ContentType: d.ContentType, SHA256: sha}
 			return nil
 		}
 		return NotFound("document", sha)

@@ -55,12 +55,12 @@ func stepKinds() []string {
 	return []string{StepIdentityDoc, StepSelfie, StepLiveness, StepPOA, StepQuestionnaire, StepCompanyDocs, StepAML, StepAdverseMedia}
 }
 
-// screening reports whether kind is a check that runs by itself at
+// screeningStep reports whether kind is a check that runs by itself at
 // submission instead of collecting the applicant's data.
-func screening(kind string) bool { return kind == StepAML || kind == StepAdverseMedia }
+func screeningStep(kind string) bool { return kind == StepAML || kind == StepAdverseMedia }
 
 // documentStep reports whether kind collects images.
-func documentStep(kind string) bool { return !screening(kind) && kind != StepQuestionnaire }
+func documentStep(kind string) bool { return !screeningStep(kind) && kind != StepQuestionnaire }
 
 // builtinLevels returns the three levels of SPEC 3.1.
 func builtinLevels() []Level {

@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"strings"
+
+	"github.com/complybox/complybox/store/screening"
 )
 
 // magicName is the value the sandbox reviewer reads: lastName for an
@@ -205,7 +207,7 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
 	}
 	if a.Type == TypeIndividual {
 		dob := a.Fields["dateOfBirth"]
-		age, ok := AgeOn(dob, t.now)
+		age, ok := screening.AgeOn(dob, t.now)
 		var err error
 		switch {
 		case dob == "" || !ok:
@@ -253,9 +255,9 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
 		var entry string
 		var hit bool
 		if a.Type == TypeCompany {
-			entry, hit = FindSanction(list, a.Fields["companyName"])
+			entry, hit = screening.FindSanction(list, a.Fields["companyName"])
 		} else {
-			entry, hit = FindPerson(list, a.Fields["firstName"], a.Fields["middleName"], a.Fields["lastName"])
+			entry, hit = screening.FindPerson(list, a.Fields["firstName"], a.Fields["middleName"], a.Fields["lastName"])
 		}
 		if hit {
 			return true, record("sanctions", "match", map[string]any{"entry": entry, "suggestedLabel": "SANCTIONS"})

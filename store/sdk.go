@@ -177,7 +177,7 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 	}
 	for _, st := range a.Steps {
 		enough := a.hasData(st.Kind, l) // for submission
-		s := SDKStep{Kind: st.Kind, Optional: st.Optional, Automatic: screening(st.Kind), HasData: enough,
+		s := SDKStep{Kind: st.Kind, Optional: st.Optional, Automatic: screeningStep(st.Kind), HasData: enough,
 			ReviewStatus: st.ReviewStatus, ReviewAnswer: st.ReviewAnswer, ReviewRejectType: st.ReviewRejectType}
 		if st.Kind == StepQuestionnaire {
 			s.HasData = a.Answers != nil || len(l.Questionnaire) == 0 // answered, even if every question is optional
@@ -476,7 +476,7 @@ func (in SDKUpload) check(l Level) ([]upload, error) {
 			}
 			sides[side] = true
 		}
-		img, err := CheckImage(f.Field, f.Data, in.Kind != StepSelfie && in.Kind != StepLiveness)
+		img, err := checkImage(f.Field, f.Data, in.Kind != StepSelfie && in.Kind != StepLiveness)
 		if err != nil {
 			return nil, err
 		}

@@ -215,7 +215,7 @@ func (a *diskApplicant) dataArrived(kind string, l Level, now time.Time) {
 // steps hold no data of the applicant; they run at submission.
 func (a *diskApplicant) dataHeld(l Level, now time.Time) {
 	for _, st := range a.Steps {
-		if screening(st.Kind) || (st.Kind == StepQuestionnaire && a.Answers == nil) {
+		if screeningStep(st.Kind) || (st.Kind == StepQuestionnaire && a.Answers == nil) {
 			continue
 		}
 		a.dataArrived(st.Kind, l, now)
@@ -281,7 +281,7 @@ func (a *diskApplicant) submitSteps(l Level, now time.Time) []string {
 		}
 		if st.ReviewStatus == ReviewSubmitted || a.hasData(st.Kind, l) {
 			st.set(now, ReviewInReview, "", "", nil, "")
-			if screening(st.Kind) {
+			if screeningStep(st.Kind) {
 				screens = append(screens, st.Kind)
 			}
 		}

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/complybox/complybox/store/screening"
 )
 
 // Env is a data partition: every record lives in exactly one environment.
@@ -49,7 +52,7 @@ type Store struct {
 	log       *slog.Logger
 	settings  Settings
 	commit    committer
-	sanctions *SanctionsList // production screening list; nil when none is configured
+	sanctions *screening.SanctionsList // production screening list; nil when none is configured
 
 	mu      sync.Mutex
 	waiters []func() // called after a commit that enqueued work
@@ -72,7 +75,7 @@ func Open(path string, opt Options) (*Store, error) {
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout, NoFreelistSync: true})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("open %s: the file is in use by another process", path)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -80,7 +83,7 @@ func Open(path string, opt Options) (*Store, error) {
 	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults()}
 	s.commit.db = db
 	if f := s.settings.KYC.SanctionsFile; f != "" {
-		s.sanctions = NewSanctionsList(f)
+		s.sanctions = screening.NewSanctionsList(f)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error { return initBuckets(tx) }); err != nil {
 		db.Close()

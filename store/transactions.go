@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/complybox/complybox/store/decimal"
 )
 
 // Transaction types.
@@ -324,21 +326,21 @@ func (t *txn) newTransaction(env Env, typ string, w diskWallet, a Asset, amount 
 		Type: typ, Status: StatusSubmitted,
 		VaultID: v.VaultID, VaultExternalID: v.ExternalID, VaultName: v.Name,
 		AssetID: a.ID, AssetSymbol: a.Symbol, AssetNetwork: a.Network,
-		Amount: FormatUnits(amount, a.Decimals),
+		Amount: decimal.FormatUnits(amount, a.Decimals),
 	}}, nil
 }
 
 // priceUSD sets amountUSD and feeUSD from the prices in force.
 func (x *diskTransaction) priceUSD(a Asset) {
-	amount, err := ParseUnits("amount", x.Amount, a.Decimals)
+	amount, err := decimal.ParseUnits("amount", x.Amount, a.Decimals)
 	if err != nil {
 		return
 	}
-	x.AmountUSD = usdValue(amount, a.Decimals, a.USDPrice)
+	x.AmountUSD = decimal.USDValue(amount, a.Decimals, a.USDPrice)
 	x.FeeUSD = nil
 	if x.NetworkFee != nil {
-		if fee, err := ParseUnits("networkFee", *x.NetworkFee, a.Decimals); err == nil {
-			x.FeeUSD = usdValue(fee, a.Decimals, a.USDPrice)
+		if fee, err := decimal.ParseUnits("networkFee", *x.NetworkFee, a.Decimals); err == nil {
+			x.FeeUSD = decimal.USDValue(fee, a.Decimals, a.USDPrice)
 		}
 	}
 }
@@ -382,9 +384,9 @@ func (t *txn) draftTransfer(env Env, in TransactionInput) (draft, error) {
 	if err != nil {
 		return draft{}, err
 	}
-	amount, err := ParseAmount("amount", *in.Amount, a.Decimals)
+	amount, err := decimal.ParseAmount("amount", *in.Amount, a.Decimals)
 	if err != nil {
-		return draft{}, err
+		return draft{}, fieldError(err)
 	}
 	d := draft{from: &src, debit: new(big.Int).Set(amount), decimals: a.Decimals}
 	if *in.Type == TxInternalTransfer {
@@ -407,12 +409,12 @@ func (t *txn) draftTransfer(env Env, in TransactionInput) (draft, error) {
 	if d.to == nil {
 		x.DestinationAddress, x.DestinationTag = *in.DestinationAddress, in.DestinationTag
 		if a.NetworkFee != "" {
-			fee, err := ParseUnits("networkFee", a.NetworkFee, a.Decimals)
+			fee, err := decimal.ParseUnits("networkFee", a.NetworkFee, a.Decimals)
 			if err != nil {
-				return draft{}, Errorf(EINTERNAL, "internal_error", "asset %s has a bad networkFee: %v", a.Symbol, err)
+				return draft{}, Errorf(EINTERNAL, "internal_error", "asset %s has a bad networkFee: %v", a.Symbol, fieldError(err))
 			}
 			d.debit.Add(d.debit, fee)
-			x.NetworkFee, x.FeeCurrency = strp(FormatUnits(fee, a.Decimals)), strp(a.Symbol)
+			x.NetworkFee, x.FeeCurrency = strp(decimal.FormatUnits(fee, a.Decimals)), strp(a.Symbol)
 		}
 	} else {
 		x.DestinationWalletID, x.DestinationAddress, x.DestinationTag = &d.to.WalletID, d.to.DepositAddress, d.to.DepositTag
@@ -433,9 +435,9 @@ func (t *txn) draftDeposit(env Env, in DepositInput) (draft, error) {
 	if err != nil {
 		return draft{}, err
 	}
-	amount, err := ParseAmount("amount", *in.Amount, a.Decimals)
+	amount, err := decimal.ParseAmount("amount", *in.Amount, a.Decimals)
 	if err != nil {
-		return draft{}, err
+		return draft{}, fieldError(err)
 	}
 	d := draft{to: &w, credit: amount, decimals: a.Decimals}
 	if d.x, err = t.newTransaction(env, TxDeposit, w, a, amount); err != nil {
@@ -467,7 +469,7 @@ func (t *txn) submitTransaction(env Env, d draft) (Transaction, error) {
 		}
 		if d.debit.Cmp(from.available) > 0 {
 			return Transaction{}, Conflict("insufficient_funds", "amount plus fee is %s %s but only %s %s is available",
-				FormatUnits(d.debit, d.decimals), x.AssetSymbol, FormatUnits(from.available, d.decimals), x.AssetSymbol)
+				decimal.FormatUnits(d.debit, d.decimals), x.AssetSymbol, decimal.FormatUnits(from.available, d.decimals), x.AssetSymbol)
 		}
 	}
 	if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, d.created); err != nil {

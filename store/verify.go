@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/complybox/complybox/store/imagecheck"
 )
 
 // ID document types of direct verification.
@@ -24,7 +26,21 @@ type VerifyInput struct {
 // upload is one decoded image on its way to a step.
 type upload struct {
 	kind, side, docType string
-	img                 Image
+	img                 imagecheck.Image
+}
+
+// DecodeImage decodes and checks the base64 upload value of field with
+// imagecheck.Decode. Returns EINVALID naming field.
+func DecodeImage(field, value string, allowPDF bool) (imagecheck.Image, error) {
+	img, err := imagecheck.Decode(field, value, allowPDF)
+	return img, fieldError(err)
+}
+
+// checkImage checks the decoded upload data of field with
+// imagecheck.Check. Returns EINVALID naming field.
+func checkImage(field string, data []byte, allowPDF bool) (imagecheck.Image, error) {
+	img, err := imagecheck.Check(field, data, allowPDF)
+	return img, fieldError(err)
 }
 
 // prepare loads the applicant and its level for a data call and refuses
@@ -311,7 +327,7 @@ func (s *Store) AddDocument(env Env, extID string, in DocumentInput) (Document, 
 	}
 	kinds := []string{}
 	for _, st := range l.Steps {
-		if !screening(st.Kind) && st.Kind != StepQuestionnaire {
+		if !screeningStep(st.Kind) && st.Kind != StepQuestionnaire {
 			kinds = append(kinds, st.Kind)
 		}
 	}

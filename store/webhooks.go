@@ -5,12 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"net"
-	"net/netip"
-	"net/url"
 	"strconv"
-	"strings"
-	"time"
+
+	"github.com/complybox/complybox/store/urlpolicy"
 )
 
 // WebhookConfig is the custody side's outbound webhook configuration.
@@ -159,104 +156,17 @@ func (s *Store) SetWebhook(ctx context.Context, env Env, rawURL string, subscrib
 	return v, err
 }
 
-// maxWebhookURL bounds the length of a webhook URL.
-const maxWebhookURL = 2048
+// URLPolicy returns the webhook URL policy of the settings in force; the
+// dispatcher applies it to every address it connects to.
+func (s *Store) URLPolicy() urlpolicy.Policy {
+	return urlpolicy.Policy{AllowHTTP: s.settings.AllowHTTP, AllowPrivateNetworks: s.settings.AllowPrivateNetworks}
+}
 
 // CheckWebhookURL applies the URL policy: http(s) only, http only as
 // allow_http says, loopback only unless allow_http is never, private networks
 // only when allowed. Returns EINVALID naming field.
 func (s *Store) CheckWebhookURL(ctx context.Context, field, raw string) error {
-	if raw == "" {
-		return Invalid(field, "%s is required", field)
-	}
-	if len(raw) > maxWebhookURL {
-		return Invalid(field, "%s must be at most %d characters", field, maxWebhookURL)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || !u.IsAbs() {
-		return Invalid(field, "%s must be an absolute https URL", field)
-	}
-	if u.Scheme != "https" && u.Scheme != "http" {
-		return Invalid(field, "%s must use https", field)
-	}
-	if u.User != nil {
-		return Invalid(field, "%s must not carry credentials", field)
-	}
-	// A host that does not resolve now (an offline appliance, a name not
-	// yet published) is taken as public: the dispatcher checks every
-	// address again when it connects.
-	ips, _ := resolve(ctx, u.Hostname())
-	loopback := len(ips) > 0
-	for _, ip := range ips {
-		switch {
-		case ip.IsLoopback():
-			if s.settings.AllowHTTP == "never" {
-				return Invalid(field, "%s resolves to a loopback address, which allow_http = \"never\" forbids", field)
-			}
-		case isPrivate(ip):
-			loopback = false
-			if !s.settings.AllowPrivateNetworks {
-				return Invalid(field, "%s resolves to a private network address", field)
-			}
-		default:
-			loopback = false
-		}
-	}
-	if u.Scheme == "http" {
-		switch s.settings.AllowHTTP {
-		case "always":
-		case "loopback":
-			if !loopback {
-				return Invalid(field, "%s must use https (plain http is allowed only for loopback)", field)
-			}
-		default:
-			return Invalid(field, "%s must use https", field)
-		}
-	}
-	return nil
-}
-
-// isPrivate reports addresses a webhook must not reach unless allowed:
-// private ranges, link-local, unspecified, multicast, shared and ULA space.
-func isPrivate(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
-		return true
-	}
-	cgnat := netip.MustParsePrefix("100.64.0.0/10")
-	return cgnat.Contains(ip)
-}
-
-// IsDisallowedAddr reports whether the dispatcher must refuse to connect to
-// ip under the same policy (guards against DNS rebinding after validation).
-func (s *Store) IsDisallowedAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if ip.IsLoopback() {
-		return s.settings.AllowHTTP == "never"
-	}
-	return isPrivate(ip) && !s.settings.AllowPrivateNetworks
-}
-
-func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
-	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		return []netip.Addr{ip}, nil
-	}
-	if strings.EqualFold(host, "localhost") {
-		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]netip.Addr, 0, len(addrs))
-	for _, a := range addrs {
-		if ip, ok := netip.AddrFromSlice(a.IP); ok {
-			out = append(out, ip)
-		}
-	}
-	return out, nil
+	return fieldError(s.URLPolicy().Check(ctx, field, raw))
 }
 
 // Callback is the KYC callback destination, shared by both environments.

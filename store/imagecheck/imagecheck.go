@@ -1,4 +1,8 @@
-package store
+// Package imagecheck decodes and checks uploaded identity images and
+// documents: base64 in the variants clients send, JPEG and PNG images that
+// decode completely at an acceptable size, and PDF envelopes. It never
+// touches the db; its errors are *FieldError naming the offending field.
+package imagecheck
 
 import (
 	"bytes"
@@ -6,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -16,17 +21,32 @@ import (
 
 // Limits on uploaded images (SPEC §3.4).
 const (
-	MaxImageBytes  = 10 << 20   // decoded size of one image
-	MinImageSide   = 200        // pixels, both width and height
-	MaxImagePixels = 50_000_000 // refuse larger images before decoding them
+	MaxBytes  = 10 << 20   // decoded size of one image
+	MinSide   = 200        // pixels, both width and height
+	MaxPixels = 50_000_000 // refuse larger images before decoding them
 )
 
-// Content types CheckImage recognises.
+// Content types Check recognises.
 const (
 	TypeJPEG = "image/jpeg"
 	TypePNG  = "image/png"
 	TypePDF  = "application/pdf"
 )
+
+// FieldError reports an input field that fails a check. Message is
+// human-readable and names the field.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// Error returns the message.
+func (e *FieldError) Error() string { return e.Message }
+
+// invalid returns a *FieldError naming field.
+func invalid(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
 
 // Image is a decoded, checked upload.
 type Image struct {
@@ -36,21 +56,21 @@ type Image struct {
 	Width, Height int    // 0 for PDF
 }
 
-// DecodeImage decodes value, the base64 text of an upload in field, and
-// checks it with CheckImage. value may use the standard or the URL-safe
+// Decode decodes value, the base64 text of an upload in field, and
+// checks it with Check. value may use the standard or the URL-safe
 // alphabet, padded or not, may contain whitespace and line breaks, and may
 // start with a "data:<type>;base64," prefix whose type is ignored: the
-// content type is sniffed from the bytes. Returns EINVALID naming field.
-func DecodeImage(field, value string, allowPDF bool) (Image, error) {
+// content type is sniffed from the bytes. Returns a *FieldError naming field.
+func Decode(field, value string, allowPDF bool) (Image, error) {
 	data, err := decodeBase64(field, value)
 	if err != nil {
 		return Image{}, err
 	}
-	return CheckImage(field, data, allowPDF)
+	return Check(field, data, allowPDF)
 }
 
 // decodeBase64 decodes the base64 text of field, tolerating the variants
-// DecodeImage accepts. It refuses text that would decode past MaxImageBytes
+// Decode accepts. It refuses text that would decode past MaxBytes
 // before allocating for it.
 func decodeBase64(field, value string) ([]byte, error) {
 	trimmed := strings.TrimLeftFunc(value, unicode.IsSpace)
@@ -59,11 +79,11 @@ func decodeBase64(field, value string) ([]byte, error) {
 	if len(value) >= 5 && strings.EqualFold(value[:5], "data:") {
 		comma := strings.IndexByte(value, ',')
 		if comma < 0 {
-			return nil, Invalid(field, "%s has a data: prefix without a comma before the data", field)
+			return nil, invalid(field, "%s has a data: prefix without a comma before the data", field)
 		}
 		header := strings.ToLower(strings.ReplaceAll(value[:comma], " ", ""))
 		if !strings.HasSuffix(header, ";base64") {
-			return nil, Invalid(field, "%s must be base64-encoded: its data: prefix must end in ;base64", field)
+			return nil, invalid(field, "%s must be base64-encoded: its data: prefix must end in ;base64", field)
 		}
 		value = value[comma+1:]
 		base += comma + 1
@@ -95,23 +115,23 @@ func decodeBase64(field, value string) ([]byte, error) {
 				url = i
 			}
 		default:
-			return nil, Invalid(field, "%s is not valid base64: unexpected character %s at offset %d", field, quoteByte(c), base+i)
+			return nil, invalid(field, "%s is not valid base64: unexpected character %s at offset %d", field, quoteByte(c), base+i)
 		}
 		if pad > 0 {
-			return nil, Invalid(field, "%s is not valid base64: padding '=' in the middle at offset %d", field, base+padAt)
+			return nil, invalid(field, "%s is not valid base64: padding '=' in the middle at offset %d", field, base+padAt)
 		}
 		n++
 	}
 	switch {
 	case n == 0:
-		return nil, Invalid(field, "%s is empty", field)
+		return nil, invalid(field, "%s is empty", field)
 	case std >= 0 && url >= 0:
-		return nil, Invalid(field, "%s is not valid base64: it mixes the standard (+/) and URL-safe (-_) alphabets", field)
+		return nil, invalid(field, "%s is not valid base64: it mixes the standard (+/) and URL-safe (-_) alphabets", field)
 	case pad > 2 || n%4 == 1 || (pad > 0 && (n+pad)%4 != 0):
-		return nil, Invalid(field, "%s is not valid base64: its length or padding is wrong (truncated?)", field)
+		return nil, invalid(field, "%s is not valid base64: its length or padding is wrong (truncated?)", field)
 	}
-	if size := n * 3 / 4; size > MaxImageBytes {
-		return nil, Invalid(field, "%s is %d bytes decoded; at most 10 MiB (%d bytes) is allowed", field, size, MaxImageBytes)
+	if size := n * 3 / 4; size > MaxBytes {
+		return nil, invalid(field, "%s is %d bytes decoded; at most 10 MiB (%d bytes) is allowed", field, size, MaxBytes)
 	}
 
 	compact := make([]byte, 0, n)
@@ -127,7 +147,7 @@ func decodeBase64(field, value string) ([]byte, error) {
 	data := make([]byte, enc.DecodedLen(len(compact)))
 	got, err := enc.Decode(data, compact)
 	if err != nil {
-		return nil, Invalid(field, "%s is not valid base64", field)
+		return nil, invalid(field, "%s is not valid base64", field)
 	}
 	return data[:got], nil
 }
@@ -140,16 +160,16 @@ func quoteByte(c byte) string {
 	return "0x" + hex.EncodeToString([]byte{c})
 }
 
-// CheckImage checks the decoded bytes of an upload in field: at most 10 MiB,
+// Check checks the decoded bytes of an upload in field: at most 10 MiB,
 // a JPEG or PNG image of at least 200×200 pixels that decodes completely, or,
 // when allowPDF, a PDF that starts with %PDF- and ends with %%EOF. The
-// content type comes from the bytes alone. Returns EINVALID naming field.
-func CheckImage(field string, data []byte, allowPDF bool) (Image, error) {
+// content type comes from the bytes alone. Returns a *FieldError naming field.
+func Check(field string, data []byte, allowPDF bool) (Image, error) {
 	if len(data) == 0 {
-		return Image{}, Invalid(field, "%s is empty", field)
+		return Image{}, invalid(field, "%s is empty", field)
 	}
-	if len(data) > MaxImageBytes {
-		return Image{}, Invalid(field, "%s is %d bytes; at most 10 MiB (%d bytes) is allowed", field, len(data), MaxImageBytes)
+	if len(data) > MaxBytes {
+		return Image{}, invalid(field, "%s is %d bytes; at most 10 MiB (%d bytes) is allowed", field, len(data), MaxBytes)
 	}
 	img := Image{Data: data, ContentType: sniffImage(data)}
 	switch img.ContentType {
@@ -161,7 +181,7 @@ func CheckImage(field string, data []byte, allowPDF bool) (Image, error) {
 		img.Width, img.Height = w, h
 	case TypePDF:
 		if !allowPDF {
-			return Image{}, Invalid(field, "%s must be a JPEG or PNG image; PDF is accepted for documents only", field)
+			return Image{}, invalid(field, "%s must be a JPEG or PNG image; PDF is accepted for documents only", field)
 		}
 		if err := checkPDF(field, data); err != nil {
 			return Image{}, err
@@ -172,9 +192,9 @@ func CheckImage(field string, data []byte, allowPDF bool) (Image, error) {
 			what = " (it is " + kind + ")"
 		}
 		if allowPDF {
-			return Image{}, Invalid(field, "%s must be a JPEG or PNG image or a PDF document%s", field, what)
+			return Image{}, invalid(field, "%s must be a JPEG or PNG image or a PDF document%s", field, what)
 		}
-		return Image{}, Invalid(field, "%s must be a JPEG or PNG image%s", field, what)
+		return Image{}, invalid(field, "%s must be a JPEG or PNG image%s", field, what)
 	}
 	sum := sha256.Sum256(data)
 	img.SHA256 = hex.EncodeToString(sum[:])
@@ -256,15 +276,15 @@ func checkRaster(field, contentType string, data []byte) (int, int, error) {
 		return 0, 0, rasterError(field, name, err)
 	}
 	w, h := cfg.Width, cfg.Height
-	if w < MinImageSide || h < MinImageSide {
-		return 0, 0, Invalid(field, "%s is %d×%d pixels; at least %d×%d are required", field, w, h, MinImageSide, MinImageSide)
+	if w < MinSide || h < MinSide {
+		return 0, 0, invalid(field, "%s is %d×%d pixels; at least %d×%d are required", field, w, h, MinSide, MinSide)
 	}
 	pixels := int64(w) * int64(h)
-	if pixels > MaxImagePixels {
-		return 0, 0, Invalid(field, "%s is %d×%d pixels; at most %d megapixels are allowed", field, w, h, MaxImagePixels/1_000_000)
+	if pixels > MaxPixels {
+		return 0, 0, invalid(field, "%s is %d×%d pixels; at most %d megapixels are allowed", field, w, h, MaxPixels/1_000_000)
 	}
 	if pixels > int64(len(data))*perByte {
-		return 0, 0, Invalid(field, "%s is truncated or corrupt: %d bytes cannot hold a %d×%d %s image", field, len(data), w, h, name)
+		return 0, 0, invalid(field, "%s is truncated or corrupt: %d bytes cannot hold a %d×%d %s image", field, len(data), w, h, name)
 	}
 	var memory int64
 	if contentType == TypePNG {
@@ -273,7 +293,7 @@ func checkRaster(field, contentType string, data []byte) (int, int, error) {
 		memory = pixels * jpegBytesPerPixel(data) / 64
 	}
 	if memory > maxDecodeMemory {
-		return 0, 0, Invalid(field, "%s is %d×%d pixels and would need about %d MiB to decode; at most %d MiB are allowed, send a smaller image",
+		return 0, 0, invalid(field, "%s is %d×%d pixels and would need about %d MiB to decode; at most %d MiB are allowed, send a smaller image",
 			field, w, h, memory>>20, maxDecodeMemory>>20)
 	}
 	if _, err := decode(bytes.NewReader(data)); err != nil {
@@ -374,9 +394,9 @@ func rasterError(field, name string, err error) error {
 	var jpegUnsupported jpeg.UnsupportedError
 	var pngUnsupported png.UnsupportedError
 	if errors.As(err, &jpegUnsupported) || errors.As(err, &pngUnsupported) {
-		return Invalid(field, "%s uses a %s feature that cannot be decoded (%s)", field, name, strings.TrimPrefix(err.Error(), strings.ToLower(name)+": "))
+		return invalid(field, "%s uses a %s feature that cannot be decoded (%s)", field, name, strings.TrimPrefix(err.Error(), strings.ToLower(name)+": "))
 	}
-	return Invalid(field, "%s is truncated or corrupt: not a complete %s image", field, name)
+	return invalid(field, "%s is truncated or corrupt: not a complete %s image", field, name)
 }
 
 // pdfTail is how far from the end of a PDF its %%EOF marker may be; the PDF
@@ -391,7 +411,7 @@ func checkPDF(field string, data []byte) error {
 		tail = tail[len(tail)-pdfTail:]
 	}
 	if !bytes.Contains(tail, []byte("%%EOF")) {
-		return Invalid(field, "%s is truncated or corrupt: a PDF document must end with %%%%EOF", field)
+		return invalid(field, "%s is truncated or corrupt: a PDF document must end with %%%%EOF", field)
 	}
 	return nil
 }

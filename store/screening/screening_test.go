@@ -1,4 +1,4 @@
-package store_test
+package screening_test
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/screening"
 )
 
 func writeList(tb testing.TB, text string) string {
@@ -25,7 +25,7 @@ func writeList(tb testing.TB, text string) string {
 func TestLoadSanctions(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		path := writeList(t, "\ufeff# OFAC extract\r\nJosé García-López\r\n\n   \n  Ivan PETROV   # alias list A\nivan petrov\n\t# indented comment\nACME Trading Ltd.\n")
-		list, err := store.LoadSanctions(path)
+		list, err := screening.LoadSanctions(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,25 +35,25 @@ func TestLoadSanctions(t *testing.T) {
 		}
 	})
 	t.Run("OK_Empty", func(t *testing.T) {
-		list, err := store.LoadSanctions(writeList(t, "# nothing yet\n\n"))
+		list, err := screening.LoadSanctions(writeList(t, "# nothing yet\n\n"))
 		if err != nil || len(list) != 0 {
 			t.Fatalf("got %q, %v", list, err)
 		}
 	})
 	t.Run("ErrMissing", func(t *testing.T) {
-		_, err := store.LoadSanctions(filepath.Join(t.TempDir(), "nope.txt"))
+		_, err := screening.LoadSanctions(filepath.Join(t.TempDir(), "nope.txt"))
 		if err == nil || !strings.Contains(err.Error(), "nope.txt") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("ErrNoName", func(t *testing.T) {
-		_, err := store.LoadSanctions(writeList(t, "Ivan Petrov\n--- ---\n"))
+		_, err := screening.LoadSanctions(writeList(t, "Ivan Petrov\n--- ---\n"))
 		if err == nil || !strings.Contains(err.Error(), ":2:") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("ErrNotUTF8", func(t *testing.T) {
-		_, err := store.LoadSanctions(writeList(t, "Jos\xe9 Garc\xeda\n"))
+		_, err := screening.LoadSanctions(writeList(t, "Jos\xe9 Garc\xeda\n"))
 		if err == nil || !strings.Contains(err.Error(), "UTF-8") {
 			t.Fatalf("err = %v", err)
 		}
@@ -89,14 +89,14 @@ func TestMatchSanctions(t *testing.T) {
 		"":                                    false,
 		"...":                                 false,
 	} {
-		if got := store.MatchSanctions(list, name); got != want {
+		if got := screening.MatchSanctions(list, name); got != want {
 			t.Errorf("MatchSanctions(%q) = %v, want %v", name, got, want)
 		}
 	}
-	if entry, ok := store.FindSanction(list, "lopez garcia jose"); !ok || entry != "José García-López" {
+	if entry, ok := screening.FindSanction(list, "lopez garcia jose"); !ok || entry != "José García-López" {
 		t.Errorf("FindSanction = %q, %v", entry, ok)
 	}
-	if store.MatchSanctions(nil, "Ivan Petrov") {
+	if screening.MatchSanctions(nil, "Ivan Petrov") {
 		t.Error("an empty list matched")
 	}
 }
@@ -129,7 +129,7 @@ func TestAgeOn(t *testing.T) {
 		{"", "2024-01-01", 0, false},
 		{"1800-01-01", "2024-01-01", 0, false},
 	} {
-		age, ok := store.AgeOn(c.dob, day(c.on))
+		age, ok := screening.AgeOn(c.dob, day(c.on))
 		if age != c.age || ok != c.ok {
 			t.Errorf("AgeOn(%q, %s) = %d, %v; want %d, %v", c.dob, c.on, age, ok, c.age, c.ok)
 		}
@@ -137,7 +137,7 @@ func TestAgeOn(t *testing.T) {
 	// The date is taken in UTC: 23:30 on the eve of the birthday in UTC is
 	// already the birthday in Tokyo but does not count.
 	tokyo := time.FixedZone("JST", 9*3600)
-	if age, _ := store.AgeOn("2000-06-15", time.Date(2018, 6, 15, 8, 30, 0, 0, tokyo)); age != 17 {
+	if age, _ := screening.AgeOn("2000-06-15", time.Date(2018, 6, 15, 8, 30, 0, 0, tokyo)); age != 17 {
 		t.Errorf("age in UTC = %d, want 17", age)
 	}
 }
@@ -148,7 +148,7 @@ func BenchmarkMatchSanctions(b *testing.B) {
 		list[i] = "Jürgen Müller-Lüdenscheidt " + strconv.Itoa(i)
 	}
 	for b.Loop() {
-		if store.MatchSanctions(list, "Ivan Petrov") {
+		if screening.MatchSanctions(list, "Ivan Petrov") {
 			b.Fatal("matched")
 		}
 	}
@@ -162,14 +162,14 @@ func FuzzMatchSanctions(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		ok := store.MatchSanctions([]string{name}, name)
+		ok := screening.MatchSanctions([]string{name}, name)
 		hasName := strings.IndexFunc(name, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mc, r) }) >= 0
 		if ok != hasName {
 			t.Fatalf("%q matches itself: %v", name, ok)
 		}
 		words := strings.Fields(name)
 		slices.Reverse(words)
-		if reversed := strings.Join(words, " "); ok && !store.MatchSanctions([]string{name}, reversed) {
+		if reversed := strings.Join(words, " "); ok && !screening.MatchSanctions([]string{name}, reversed) {
 			t.Fatalf("%q does not match %q", reversed, name)
 		}
 	})
@@ -177,7 +177,7 @@ func FuzzMatchSanctions(f *testing.F) {
 
 func TestSanctionsList(t *testing.T) {
 	path := writeList(t, "Ivan Petrov\n")
-	l := store.NewSanctionsList(path)
+	l := screening.NewSanctionsList(path)
 	expect := func(want ...string) {
 		t.Helper()
 		names, err := l.Names()
@@ -231,7 +231,7 @@ func TestFindPerson(t *testing.T) {
 		{"Maria", "", "Gomez", ""},
 		{"Olga", "Ivan", "Petrov", ""},
 	} {
-		entry, ok := store.FindPerson(list, c.first, c.middle, c.last)
+		entry, ok := screening.FindPerson(list, c.first, c.middle, c.last)
 		if entry != c.want || ok != (c.want != "") {
 			t.Errorf("FindPerson(%q, %q, %q) = %q, %v; want %q", c.first, c.middle, c.last, entry, ok, c.want)
 		}

@@ -1,11 +1,11 @@
-package store_test
+package decimal_test
 
 import (
 	"errors"
 	"math/big"
 	"testing"
 
-	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/decimal"
 )
 
 func TestParseUnits(t *testing.T) {
@@ -25,7 +25,7 @@ func TestParseUnits(t *testing.T) {
 			{"0", 8, "0"},
 			{"5", 0, "5"},
 		} {
-			got, err := store.ParseUnits("amount", c.in, c.decimals)
+			got, err := decimal.ParseUnits("amount", c.in, c.decimals)
 			if err != nil {
 				t.Errorf("ParseUnits(%q, %d): %v", c.in, c.decimals, err)
 				continue
@@ -44,10 +44,10 @@ func TestParseUnits(t *testing.T) {
 			{"1.2.3", 6}, {"1,5", 6}, {"0x10", 6}, {"1.0000001", 6}, {"0.5", 0}, {"NaN", 6}, {"Infinity", 6},
 			{"1234567890123456789012345678901", 6}, {"١", 6},
 		} {
-			_, err := store.ParseUnits("amount", c.in, c.decimals)
-			var e *store.Error
-			if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != "amount" {
-				t.Errorf("ParseUnits(%q, %d) error %v: want EINVALID naming amount", c.in, c.decimals, err)
+			_, err := decimal.ParseUnits("amount", c.in, c.decimals)
+			var e *decimal.FieldError
+			if !errors.As(err, &e) || e.Field != "amount" {
+				t.Errorf("ParseUnits(%q, %d) error %v: want a FieldError naming amount", c.in, c.decimals, err)
 			}
 		}
 	})
@@ -55,11 +55,12 @@ func TestParseUnits(t *testing.T) {
 
 func TestParseAmount(t *testing.T) {
 	for _, in := range []string{"0", "0.000", "000"} {
-		if _, err := store.ParseAmount("amount", in, 6); store.ErrorCode(err) != store.EINVALID {
-			t.Errorf("ParseAmount(%q) error %v: want EINVALID (amounts are positive)", in, err)
+		var e *decimal.FieldError
+		if _, err := decimal.ParseAmount("amount", in, 6); !errors.As(err, &e) || e.Field != "amount" {
+			t.Errorf("ParseAmount(%q) error %v: want a FieldError naming amount (amounts are positive)", in, err)
 		}
 	}
-	if v, err := store.ParseAmount("amount", "0.000000000000000001", 18); err != nil || v.Int64() != 1 {
+	if v, err := decimal.ParseAmount("amount", "0.000000000000000001", 18); err != nil || v.Int64() != 1 {
 		t.Errorf("ParseAmount(1 wei) = %v, %v", v, err)
 	}
 }
@@ -80,7 +81,7 @@ func TestFormatUnits(t *testing.T) {
 		{"-1500000", 6, "-1.5"},
 	} {
 		v, _ := new(big.Int).SetString(c.units, 10)
-		if got := store.FormatUnits(v, c.decimals); got != c.want {
+		if got := decimal.FormatUnits(v, c.decimals); got != c.want {
 			t.Errorf("FormatUnits(%s, %d) = %q, want %q", c.units, c.decimals, got, c.want)
 		}
 	}
@@ -90,37 +91,13 @@ func TestFormatUnits(t *testing.T) {
 // form back.
 func TestRoundTrip(t *testing.T) {
 	for _, in := range []string{"1.50", "0001", "0.10000", "3.141592653589793238"} {
-		v, err := store.ParseUnits("amount", in, 18)
+		v, err := decimal.ParseUnits("amount", in, 18)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := store.ParseUnits("amount", store.FormatUnits(v, 18), 18)
+		again, err := decimal.ParseUnits("amount", decimal.FormatUnits(v, 18), 18)
 		if err != nil || again.Cmp(v) != 0 {
 			t.Errorf("%q: round trip gave %v, %v", in, again, err)
-		}
-	}
-}
-
-func TestAssetValidate(t *testing.T) {
-	for _, a := range store.BuiltinAssets() {
-		if err := a.Validate(); err != nil {
-			t.Errorf("built-in %s: %v", a.Symbol, err)
-		}
-	}
-	for _, c := range []struct {
-		a     store.Asset
-		field string
-	}{
-		{store.Asset{Network: "x", Decimals: 2}, "symbol"},
-		{store.Asset{Symbol: "A:B", Network: "x", Decimals: 2}, "symbol"},
-		{store.Asset{Symbol: "X", Decimals: 2}, "network"},
-		{store.Asset{Symbol: "X", Network: "x", Decimals: -1}, "decimals"},
-		{store.Asset{Symbol: "X", Network: "x", Decimals: 2, USDPrice: "1e3"}, "usd_price"},
-		{store.Asset{Symbol: "X", Network: "x", Decimals: 2, NetworkFee: "0.001"}, "network_fee"},
-	} {
-		var e *store.Error
-		if err := c.a.Validate(); !errors.As(err, &e) || e.Field != c.field {
-			t.Errorf("%+v: error %v, want one naming %s", c.a, err, c.field)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package imagecheck_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/imagecheck"
 )
 
 // testImage draws a w×h picture with some texture, so that encoders
@@ -55,16 +55,16 @@ func pdfBytes() []byte {
 		"2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
 }
 
-// expectInvalid fails unless err is an EINVALID *store.Error naming field
+// expectInvalid fails unless err is a *imagecheck.FieldError naming field
 // whose message contains every part of want.
 func expectInvalid(tb testing.TB, err error, field string, want ...string) {
 	tb.Helper()
-	var e *store.Error
+	var e *imagecheck.FieldError
 	if !errors.As(err, &e) {
-		tb.Fatalf("error = %v (%T), want *store.Error", err, err)
+		tb.Fatalf("error = %v (%T), want *imagecheck.FieldError", err, err)
 	}
-	if e.Code != store.EINVALID || e.Field != field {
-		tb.Fatalf("error code %q field %q, want %q %q (%s)", e.Code, e.Field, store.EINVALID, field, e.Message)
+	if e.Field != field {
+		tb.Fatalf("error field %q, want %q (%s)", e.Field, field, e.Message)
 	}
 	for _, w := range want {
 		if !strings.Contains(e.Message, w) {
@@ -79,7 +79,7 @@ func TestDecodeImage(t *testing.T) {
 	std := base64.StdEncoding.EncodeToString
 
 	t.Run("OK_PNG", func(t *testing.T) {
-		img, err := store.DecodeImage("selfie", std(pngData), false)
+		img, err := imagecheck.Decode("selfie", std(pngData), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestDecodeImage(t *testing.T) {
 		}
 	})
 	t.Run("OK_JPEG", func(t *testing.T) {
-		img, err := store.DecodeImage("documentFront", std(jpegData), true)
+		img, err := imagecheck.Decode("documentFront", std(jpegData), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestDecodeImage(t *testing.T) {
 		}
 	})
 	t.Run("OK_NotSquare", func(t *testing.T) {
-		img, err := store.DecodeImage("selfie", std(pngBytes(t, 640, 200)), false)
+		img, err := imagecheck.Decode("selfie", std(pngBytes(t, 640, 200)), false)
 		if err != nil || img.Width != 640 || img.Height != 200 {
 			t.Fatalf("got %d×%d, %v", img.Width, img.Height, err)
 		}
@@ -135,7 +135,7 @@ func TestDecodeImage(t *testing.T) {
 			"data no type":    "data:;base64," + s,
 			"data spaced":     "data:image/jpeg; base64, " + s,
 		} {
-			img, err := store.DecodeImage("documentFront", value, false)
+			img, err := imagecheck.Decode("documentFront", value, false)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -145,27 +145,27 @@ func TestDecodeImage(t *testing.T) {
 		}
 	})
 	t.Run("ErrTooSmall", func(t *testing.T) {
-		_, err := store.DecodeImage("selfie", std(pngBytes(t, 10, 10)), false)
+		_, err := imagecheck.Decode("selfie", std(pngBytes(t, 10, 10)), false)
 		expectInvalid(t, err, "selfie", "selfie is 10×10 pixels; at least 200×200 are required")
-		_, err = store.DecodeImage("selfie", std(jpegBytes(t, 300, 199)), false)
+		_, err = imagecheck.Decode("selfie", std(jpegBytes(t, 300, 199)), false)
 		expectInvalid(t, err, "selfie", "300×199 pixels")
 	})
 	t.Run("ErrTruncatedPNG", func(t *testing.T) {
 		for _, cut := range []int{len(pngData) / 2, len(pngData) - 12, len(pngData) - 1, 40} {
-			_, err := store.DecodeImage("documentFront", std(pngData[:cut]), true)
+			_, err := imagecheck.Decode("documentFront", std(pngData[:cut]), true)
 			expectInvalid(t, err, "documentFront", "documentFront is truncated or corrupt")
 		}
 	})
 	t.Run("ErrTruncatedJPEG", func(t *testing.T) {
 		for _, cut := range []int{len(jpegData) / 2, len(jpegData) - 2, 200} {
-			_, err := store.DecodeImage("documentBack", std(jpegData[:cut]), true)
+			_, err := imagecheck.Decode("documentBack", std(jpegData[:cut]), true)
 			expectInvalid(t, err, "documentBack", "documentBack is truncated or corrupt")
 		}
 	})
 	t.Run("ErrCorruptPNG", func(t *testing.T) {
 		bad := append([]byte{}, pngData...)
 		bad[len(bad)/2] ^= 0xff // the chunk CRC no longer matches
-		_, err := store.DecodeImage("selfie", std(bad), false)
+		_, err := imagecheck.Decode("selfie", std(bad), false)
 		expectInvalid(t, err, "selfie", "truncated or corrupt")
 	})
 	t.Run("ErrBase64", func(t *testing.T) {
@@ -182,10 +182,10 @@ func TestDecodeImage(t *testing.T) {
 			"\u00e9t\u00e9":                        "not valid base64",
 			base64.StdEncoding.EncodeToString(nil): "documentFront is empty",
 		} {
-			_, err := store.DecodeImage("documentFront", value, true)
+			_, err := imagecheck.Decode("documentFront", value, true)
 			expectInvalid(t, err, "documentFront", want)
 		}
-		_, err := store.DecodeImage("selfie", "   \n", false)
+		_, err := imagecheck.Decode("selfie", "   \n", false)
 		expectInvalid(t, err, "selfie", "selfie is empty")
 	})
 	t.Run("ErrNotAnImage", func(t *testing.T) {
@@ -197,45 +197,45 @@ func TestDecodeImage(t *testing.T) {
 			"RIFF\x00\x00\x00\x00WEBPVP8 ":             "it is a WebP image",
 			"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00": "it is a HEIC/HEIF image",
 		} {
-			_, err := store.DecodeImage("selfie", std([]byte(data)), false)
+			_, err := imagecheck.Decode("selfie", std([]byte(data)), false)
 			expectInvalid(t, err, "selfie", want)
 		}
 	})
 	t.Run("PDF", func(t *testing.T) {
-		img, err := store.DecodeImage("proofOfAddress", "data:application/pdf;base64,"+std(pdfBytes()), true)
+		img, err := imagecheck.Decode("proofOfAddress", "data:application/pdf;base64,"+std(pdfBytes()), true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if img.ContentType != "application/pdf" || img.Width != 0 || img.Height != 0 || img.SHA256 == "" {
 			t.Fatalf("got %+v", img)
 		}
-		_, err = store.DecodeImage("selfie", std(pdfBytes()), false)
+		_, err = imagecheck.Decode("selfie", std(pdfBytes()), false)
 		expectInvalid(t, err, "selfie", "selfie must be a JPEG or PNG image; PDF is accepted for documents only")
 
 		noEOF := bytes.TrimSuffix(pdfBytes(), []byte("%%EOF\n"))
-		_, err = store.DecodeImage("documentFront", std(noEOF), true)
+		_, err = imagecheck.Decode("documentFront", std(noEOF), true)
 		expectInvalid(t, err, "documentFront", "truncated or corrupt", "%%EOF")
 
 		farEOF := append(pdfBytes(), bytes.Repeat([]byte("x"), 2000)...)
-		_, err = store.DecodeImage("documentFront", std(farEOF), true)
+		_, err = imagecheck.Decode("documentFront", std(farEOF), true)
 		expectInvalid(t, err, "documentFront", "%%EOF")
 
-		_, err = store.DecodeImage("documentFront", std([]byte("just text")), true)
+		_, err = imagecheck.Decode("documentFront", std([]byte("just text")), true)
 		expectInvalid(t, err, "documentFront", "must be a JPEG or PNG image or a PDF document")
 	})
 	t.Run("ErrTooLarge", func(t *testing.T) {
 		big := make([]byte, 10<<20+1)
 		copy(big, pngData)
-		_, err := store.DecodeImage("documentFront", std(big), true)
+		_, err := imagecheck.Decode("documentFront", std(big), true)
 		expectInvalid(t, err, "documentFront", "10485761 bytes", "at most 10 MiB")
-		_, err = store.CheckImage("documentFront", big, true)
+		_, err = imagecheck.Check("documentFront", big, true)
 		expectInvalid(t, err, "documentFront", "10485761 bytes", "at most 10 MiB")
 
 		// Exactly 10 MiB passes the size check (and then fails as a PDF
 		// without %%EOF, showing that the size was accepted).
 		exact := append([]byte("%PDF-1.4\n"), make([]byte, 10<<20-9-6)...)
 		exact = append(exact, "%%EOF\n"...)
-		if _, err := store.DecodeImage("documentFront", base64.RawURLEncoding.EncodeToString(exact), true); err != nil {
+		if _, err := imagecheck.Decode("documentFront", base64.RawURLEncoding.EncodeToString(exact), true); err != nil {
 			t.Fatalf("exactly 10 MiB: %v", err)
 		}
 	})
@@ -243,10 +243,10 @@ func TestDecodeImage(t *testing.T) {
 		// A real PNG whose header claims 7000×7000 pixels: the few bytes
 		// that follow cannot hold them, so it is refused before the
 		// decoder allocates 49 megapixels.
-		_, err := store.CheckImage("selfie", withPNGSize(t, pngBytes(t, 200, 200), 7000, 7000), false)
+		_, err := imagecheck.Check("selfie", withPNGSize(t, pngBytes(t, 200, 200), 7000, 7000), false)
 		expectInvalid(t, err, "selfie", "truncated or corrupt", "7000×7000")
 
-		_, err = store.CheckImage("selfie", withPNGSize(t, pngBytes(t, 200, 200), 10000, 6000), false)
+		_, err = imagecheck.Check("selfie", withPNGSize(t, pngBytes(t, 200, 200), 10000, 6000), false)
 		expectInvalid(t, err, "selfie", "10000×6000 pixels; at most 50 megapixels")
 	})
 	t.Run("ErrDecodeMemory", func(t *testing.T) {
@@ -260,17 +260,17 @@ func TestDecodeImage(t *testing.T) {
 		if err := png.Encode(&buf, deep); err != nil {
 			t.Fatal(err)
 		}
-		_, err := store.CheckImage("documentFront", withPNGSize(t, buf.Bytes(), 6000, 6000), true)
+		_, err := imagecheck.Check("documentFront", withPNGSize(t, buf.Bytes(), 6000, 6000), true)
 		expectInvalid(t, err, "documentFront", "6000×6000 pixels and would need about 274 MiB to decode")
 
 		// A progressive 4:2:0 JPEG keeps 6 bytes of coefficients per pixel
 		// on top of its 1.5 byte image: 49 megapixels are too many, while a
 		// baseline JPEG of that size would be decoded.
 		progressive := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc2, 7000, 7000)
-		_, err = store.CheckImage("documentFront", progressive, true)
+		_, err = imagecheck.Check("documentFront", progressive, true)
 		expectInvalid(t, err, "documentFront", "7000×7000 pixels and would need about 350 MiB to decode")
 		baseline := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc0, 7000, 7000)
-		_, err = store.CheckImage("documentFront", baseline, true)
+		_, err = imagecheck.Check("documentFront", baseline, true)
 		expectInvalid(t, err, "documentFront", "truncated or corrupt: not a complete JPEG")
 	})
 }
@@ -307,13 +307,13 @@ func withJPEGFrame(tb testing.TB, data []byte, marker byte, w, h uint16) []byte 
 func TestCheckImage(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		data := jpegBytes(t, 200, 200)
-		img, err := store.CheckImage("livenessFrames[0]", data, false)
+		img, err := imagecheck.Check("livenessFrames[0]", data, false)
 		if err != nil || img.ContentType != "image/jpeg" || img.Width != 200 {
 			t.Fatalf("got %+v, %v", img.ContentType, err)
 		}
 	})
 	t.Run("ErrEmpty", func(t *testing.T) {
-		_, err := store.CheckImage("livenessFrames[1]", nil, false)
+		_, err := imagecheck.Check("livenessFrames[1]", nil, false)
 		expectInvalid(t, err, "livenessFrames[1]", "livenessFrames[1] is empty")
 	})
 }
@@ -327,10 +327,10 @@ func FuzzDecodeImage(f *testing.F) {
 	// encodings, and broken ones. Small seeds keep the fuzzer fast.
 	f.Add("QUJD\n=", true)
 	f.Fuzz(func(t *testing.T, value string, allowPDF bool) {
-		img, err := store.DecodeImage("documentFront", value, allowPDF)
+		img, err := imagecheck.Decode("documentFront", value, allowPDF)
 		checkAccepted(t, img, err, allowPDF)
 		if err == nil {
-			again, err := store.CheckImage("documentFront", img.Data, allowPDF)
+			again, err := imagecheck.Check("documentFront", img.Data, allowPDF)
 			if err != nil || again.SHA256 != img.SHA256 || again.ContentType != img.ContentType {
 				t.Fatalf("CheckImage disagrees with DecodeImage: %v", err)
 			}
@@ -344,7 +344,7 @@ func FuzzCheckImage(f *testing.F) {
 	// Seeds are in testdata/fuzz/FuzzCheckImage.
 	f.Add(pdfBytes(), false)
 	f.Fuzz(func(t *testing.T, data []byte, allowPDF bool) {
-		img, err := store.CheckImage("selfie", data, allowPDF)
+		img, err := imagecheck.Check("selfie", data, allowPDF)
 		if err != nil {
 			expectInvalid(t, err, "selfie")
 			return
@@ -358,7 +358,7 @@ func FuzzCheckImage(f *testing.F) {
 
 // checkAccepted fails unless err is an EINVALID error naming documentFront,
 // or img satisfies every rule of an upload.
-func checkAccepted(t *testing.T, img store.Image, err error, allowPDF bool) {
+func checkAccepted(t *testing.T, img imagecheck.Image, err error, allowPDF bool) {
 	t.Helper()
 	if err != nil {
 		expectInvalid(t, err, "documentFront")
@@ -394,7 +394,7 @@ func BenchmarkDecodeImage(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
 			for b.Loop() {
-				if _, err := store.DecodeImage("documentFront", value, true); err != nil {
+				if _, err := imagecheck.Decode("documentFront", value, true); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,7 @@
-package store
+// Package screening holds the checks a review runs on a person or company
+// without the db: the sanctions list file, read again when it changes, the
+// name matching against it, and the age on a date of birth.
+package screening
 
 import (
 	"bufio"
@@ -57,7 +60,7 @@ func LoadSanctions(path string) ([]string, error) {
 // SanctionsList is a screening list file that is read again whenever it
 // changes on disk (size or modification time), so that an updated list
 // applies without a restart and a review does not parse the file each time.
-// It is safe for concurrent use; keep one per Store.
+// It is safe for concurrent use; keep one per store.
 type SanctionsList struct {
 	path string
 

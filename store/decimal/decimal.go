@@ -1,4 +1,8 @@
-package store
+// Package decimal converts between the plain decimal strings of the API
+// ("1.5") and integer base units of an asset (1500000 with 6 decimals), and
+// values amounts in USD, without floats. Its input errors are *FieldError
+// naming the offending field.
+package decimal
 
 import (
 	"fmt"
@@ -10,37 +14,52 @@ import (
 // amount cannot make the ledger do arithmetic on a megabyte of digits.
 const maxIntegerDigits = 30
 
+// FieldError reports an input field that is not an acceptable decimal.
+// Message is human-readable and names the field.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// Error returns the message.
+func (e *FieldError) Error() string { return e.Message }
+
+// invalid returns a *FieldError naming field.
+func invalid(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
 // ParseUnits parses a plain decimal string ("1.5", "0.000001", "100") into
 // base units of an asset with the given decimals: "1.5" with 6 decimals is
 // 1500000. It rejects signs, exponents, spaces, empty parts ("1.", ".5") and
 // more significant fraction digits than decimals (trailing zeros do not
-// count). Errors are EINVALID naming field.
+// count). Errors are *FieldError naming field.
 func ParseUnits(field, s string, decimals int) (*big.Int, error) {
 	intPart, frac, ok := strings.Cut(s, ".")
 	if s == "" {
-		return nil, Invalid(field, "%s must be a decimal string such as \"1.5\"", field)
+		return nil, invalid(field, "%s must be a decimal string such as \"1.5\"", field)
 	}
 	if !allDigits(intPart) || (ok && !allDigits(frac)) {
 		if strings.ContainsAny(s, "eE") {
-			return nil, Invalid(field, "%s must be a plain decimal string without an exponent, not %q", field, s)
+			return nil, invalid(field, "%s must be a plain decimal string without an exponent, not %q", field, s)
 		}
 		if strings.ContainsAny(s, "+-") {
-			return nil, Invalid(field, "%s must be a decimal string without a sign, not %q", field, s)
+			return nil, invalid(field, "%s must be a decimal string without a sign, not %q", field, s)
 		}
-		return nil, Invalid(field, "%s must be a plain decimal string such as \"1.5\", not %q", field, s)
+		return nil, invalid(field, "%s must be a plain decimal string such as \"1.5\", not %q", field, s)
 	}
 	intPart = strings.TrimLeft(intPart, "0")
 	if len(intPart) > maxIntegerDigits {
-		return nil, Invalid(field, "%s has more than %d integer digits", field, maxIntegerDigits)
+		return nil, invalid(field, "%s has more than %d integer digits", field, maxIntegerDigits)
 	}
 	frac = strings.TrimRight(frac, "0")
 	if len(frac) > decimals {
-		return nil, Invalid(field, "%s has %d fraction digits; this asset has %d decimals", field, len(frac), decimals)
+		return nil, invalid(field, "%s has %d fraction digits; this asset has %d decimals", field, len(frac), decimals)
 	}
 	digits := intPart + frac + strings.Repeat("0", decimals-len(frac))
 	v, ok := new(big.Int).SetString("0"+digits, 10)
 	if !ok {
-		return nil, Invalid(field, "%s is not a decimal number", field)
+		return nil, invalid(field, "%s is not a decimal number", field)
 	}
 	return v, nil
 }
@@ -52,7 +71,7 @@ func ParseAmount(field, s string, decimals int) (*big.Int, error) {
 		return nil, err
 	}
 	if v.Sign() <= 0 {
-		return nil, Invalid(field, "%s must be greater than zero", field)
+		return nil, invalid(field, "%s must be greater than zero", field)
 	}
 	return v, nil
 }
@@ -96,9 +115,9 @@ func FormatUnits(v *big.Int, decimals int) string {
 // usdDecimals is the precision of USD values: cents.
 const usdDecimals = 2
 
-// usdValue returns units (of an asset with decimals) times price (a decimal
+// USDValue returns units (of an asset with decimals) times price (a decimal
 // string), in USD rounded half up to cents, or nil when price is unusable.
-func usdValue(units *big.Int, decimals int, price string) *string {
+func USDValue(units *big.Int, decimals int, price string) *string {
 	if units == nil || price == "" {
 		return nil
 	}
@@ -124,9 +143,9 @@ func usdValue(units *big.Int, decimals int, price string) *string {
 	return &s
 }
 
-// parseStoredUnits reads a base-unit amount stored as a decimal integer
-// string; "" is zero.
-func parseStoredUnits(s string) (*big.Int, error) {
+// ParseBaseUnits reads a base-unit amount written as a decimal integer
+// string, as the store keeps balances and ledger entries; "" is zero.
+func ParseBaseUnits(s string) (*big.Int, error) {
 	if s == "" {
 		return new(big.Int), nil
 	}
