@@ -3,30 +3,11 @@ package store_test
 import (
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/complybox/complybox/store"
 )
-
-// openKYCStore opens a store on a temp db with a manual clock and checks
-// the db in cleanup.
-func openKYCStore(tb testing.TB) *store.Store {
-	tb.Helper()
-	clock := store.NewManualClock(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC))
-	s, err := store.Open(filepath.Join(tb.TempDir(), "kyc.db"), store.Options{Now: clock.Now})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := s.Check(); err != nil {
-			tb.Errorf("db check: %v", err)
-		}
-		s.Close()
-	})
-	return s
-}
 
 func TestCountryCodes(t *testing.T) {
 	if n := store.CountryCount(); n != 249 {
@@ -45,7 +26,7 @@ func TestCountryCodes(t *testing.T) {
 }
 
 func TestCreateApplicantStore(t *testing.T) {
-	s := openKYCStore(t)
+	s, _ := mustOpen(t, "", store.Options{})
 	in := store.ApplicantInput{"externalUserId": json.RawMessage(`"u1"`), "lastName": json.RawMessage(`"Doe"`), "gender": json.RawMessage(`{"x":1}`)}
 	a, created, err := s.CreateApplicant(store.Sandbox, in)
 	if err != nil || !created || a.Info["lastName"] == nil || *a.Info["lastName"] != "Doe" {
@@ -77,7 +58,7 @@ func FuzzApplicantInput(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	s := openKYCStore(f)
+	s, _ := mustOpen(f, "", store.Options{})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var in store.ApplicantInput
 		if json.Unmarshal(body, &in) != nil {
@@ -105,12 +86,7 @@ func TestConfiguredLevels(t *testing.T) {
 	if err := bad.Validate(); store.ErrorCode(err) != store.EINVALID {
 		t.Fatalf("Validate: %v", err)
 	}
-	s, err := store.Open(filepath.Join(t.TempDir(), "kyc.db"), store.Options{Now: clock.Now,
-		Settings: store.Settings{Levels: []store.Level{custom, bad}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := mustOpen(t, "", store.Options{Now: clock.Now, Settings: store.Settings{Levels: []store.Level{custom, bad}}})
 	l, err := s.Level(store.Sandbox, "basic-kyc-level")
 	if err != nil || len(l.Steps) != 1 || l.Steps[0].Kind != "selfie" || l.ID == "" {
 		t.Fatalf("configured level replaces the built-in one: %+v %v", l, err)

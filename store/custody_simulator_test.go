@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,11 +16,8 @@ func TestSimulatorFollowsAutoAdvance(t *testing.T) {
 	clock := store.NewManualClock(testStart)
 	open := func(auto bool) *store.Store {
 		t.Helper()
-		s, err := store.Open(path, store.Options{Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
+		s, _ := mustOpen(t, path, store.Options{Now: clock.Now,
 			Settings: store.Settings{Chain: store.ChainSettings{AutoAdvance: auto, StepDelay: 3 * time.Second}}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		return s
 	}
 	runDue := func(s *store.Store) {
@@ -83,7 +79,6 @@ func TestSimulatorFollowsAutoAdvance(t *testing.T) {
 	s.Close()
 
 	s = open(true)
-	defer s.Close()
 	if err := s.ResumeSimulator(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,9 @@ package store_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,11 +18,8 @@ import (
 // has returned.
 func running(t *testing.T, cfg dispatch.Config, h http.HandlerFunc) (s *store.Store, rc *httptest.Server, stop func()) {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := store.Open(filepath.Join(t.TempDir(), "test.db"), store.Options{Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
+	logger := slog.New(slog.DiscardHandler)
+	s, _ = mustOpen(t, "", store.Options{Now: time.Now, Logger: logger})
 	rc = httptest.NewServer(h)
 	if _, err := s.SetWebhook(context.Background(), store.Sandbox, rc.URL, nil); err != nil {
 		t.Fatal(err)
@@ -45,7 +40,6 @@ func running(t *testing.T, cfg dispatch.Config, h http.HandlerFunc) (s *store.St
 	t.Cleanup(func() {
 		stop()
 		rc.Close()
-		s.Close()
 	})
 	return s, rc, stop
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func TestDeliveriesCursor(t *testing.T) {
-	s, _ := mustOpen(t)
+	s, _ := mustOpen(t, "", store.Options{})
 	if _, err := s.SetWebhook(context.Background(), store.Sandbox, "http://127.0.0.1:9/hook", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestDeliveriesCursor(t *testing.T) {
 // out in event order, one at a time; other entities are not held back; a
 // failing delivery does not hold back later ones.
 func TestEntityOrder(t *testing.T) {
-	s, clock := mustOpen(t)
+	s, clock := mustOpen(t, "", store.Options{})
 	type hit struct {
 		entity string
 		n      int

@@ -13,7 +13,7 @@ func ptr(s string) *string { return &s }
 // tries every move from there: exactly the moves of SPEC §4 succeed, the
 // others are ECONFLICT and change nothing.
 func TestTransactionStateMachine(t *testing.T) {
-	s, _ := mustOpen(t)
+	s, _ := mustOpen(t, "", store.Options{})
 	env := store.Sandbox
 	v, err := s.CreateVault(env, store.VaultInput{Name: ptr("v")}, store.Idem{})
 	if err != nil {

@@ -2,17 +2,14 @@ package store_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/complybox/complybox/store"
 )
 
 func TestUboOwnershipPercent(t *testing.T) {
-	s := openLimited(t, filepath.Join(t.TempDir(), "u.db"), store.NewManualClock(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)), 10, 10)
-	defer s.Close()
+	s, _ := mustOpen(t, "", store.Options{Settings: limits(10, 10)})
 	mustCompany(t, s, "co", 0)
 	add := func(pct string) (store.UboAdded, error) {
 		return s.AddUbo(store.Sandbox, "co", store.UboInput{"fullName": json.RawMessage(`"A B"`),
@@ -35,8 +32,7 @@ func TestUboOwnershipPercent(t *testing.T) {
 }
 
 func TestSpawnSplitsTheName(t *testing.T) {
-	s := openLimited(t, filepath.Join(t.TempDir(), "u.db"), store.NewManualClock(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)), 10, 10)
-	defer s.Close()
+	s, _ := mustOpen(t, "", store.Options{Settings: limits(10, 10)})
 	mustCompany(t, s, "co", 0)
 	for i, c := range []struct{ full, first, last string }{
 		{"Ada King Lovelace", "Ada King", "Lovelace"}, {"Cher", "", "Cher"}, {"  Jean   Paul  Sartre ", "Jean Paul", "Sartre"},
