@@ -152,7 +152,7 @@ type txn struct {
 	now   time.Time // fixed for the whole operation
 	woken bool      // an event was enqueued or work scheduled
 
-	retag func(*HistoryEntry) // hosted-UI hook (sdk.go): rewrites the entries this operation appends
+	retag func(*HistoryEntry) // hosted-UI hook (hostedui_forms.go): rewrites the entries this operation appends
 }
 
 // env returns the nested bucket name of environment e.

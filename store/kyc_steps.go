@@ -133,7 +133,7 @@ func (a *diskApplicant) recompute() {
 	default:
 		r.ReviewAnswer, r.ReviewRejectType = "", ""
 	}
-	a.applyChildren() // UBO hook (store/company.go): a company's verdict waits for its children
+	a.applyChildren() // UBO hook (store/kyb_company.go): a company's verdict waits for its children
 	if r.ReviewAnswer == "" {
 		r.ModerationComment, r.ReviewedAtUtc = "", Time{}
 	}

@@ -81,7 +81,7 @@ type Applicant struct {
 	Monitoring            bool               `json:"monitoring"`
 	CreatedAtUtc          Time               `json:"createdAtUtc"`
 	UpdatedAtUtc          Time               `json:"updatedAtUtc"`
-	Ubos                  *[]UboRow          `json:"ubos,omitempty"` // UBO hook (store/ubos.go): a company's rows
+	Ubos                  *[]UboRow          `json:"ubos,omitempty"` // UBO hook (store/kyb_ubos.go): a company's rows
 }
 
 // diskApplicant is an applicant as stored.
@@ -108,7 +108,7 @@ type diskApplicant struct {
 	UpdatedAt   Time                       `json:"updatedAt"`
 	ErasedAt    Time                       `json:"erasedAt"`
 	Seq         uint64                     `json:"seq"`
-	uboState                               // UBO hook (store/ubos.go): rows, structure flags, a child's parent
+	uboState                               // UBO hook (store/kyb_ubos.go): rows, structure flags, a child's parent
 }
 
 // view returns the applicant as the API shows it.
@@ -117,7 +117,7 @@ func (a *diskApplicant) view() Applicant {
 		ID: a.ID, ExternalUserID: a.ExternalID, Type: a.Type, VerificationLevelName: a.Level,
 		Status: a.Status, RiskLevel: a.RiskLevel, LockedFields: a.Locked, Documents: a.Documents,
 		Review: a.Review, Monitoring: a.Monitoring, CreatedAtUtc: a.CreatedAt, UpdatedAtUtc: a.UpdatedAt,
-		Ubos: a.uboView(), // UBO hook (store/ubos.go)
+		Ubos: a.uboView(), // UBO hook (store/kyb_ubos.go)
 	}
 	info := map[string]*string{}
 	for _, f := range fieldsOf(a.Type) {
@@ -173,7 +173,7 @@ func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 func (t *txn) save(env Env, a *diskApplicant) error {
 	a.UpdatedAt = At(t.now)
 	a.recompute()
-	if err := t.syncChildData(env, a); err != nil { // UBO hook (store/company.go): new data of a child shows on its row
+	if err := t.syncChildData(env, a); err != nil { // UBO hook (store/kyb_company.go): new data of a child shows on its row
 		return err
 	}
 	return t.putApplicant(env, a)
@@ -296,7 +296,7 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 			a.Fields[f] = v
 			a.lock(f)
 		}
-		if err := a.addUbosOnCreate(in["ubos"], t.now); err != nil { // UBO hook (store/ubos.go): ubos[] on company create
+		if err := a.addUbosOnCreate(in["ubos"], t.now); err != nil { // UBO hook (store/kyb_ubos.go): ubos[] on company create
 			return err
 		}
 		if a.Seq, err = index(t.env(env, "applicants_idx"), extID); err != nil {

@@ -37,7 +37,7 @@ func (s *Store) Reset(env Env, extID string) (Applicant, error) {
 		if err := t.event(env, a, "applicantReset", nil); err != nil {
 			return err
 		}
-		return t.syncChild(env, a) // UBO hook (store/company.go): a reset child's row is pending again
+		return t.syncChild(env, a) // UBO hook (store/kyb_company.go): a reset child's row is pending again
 	})
 }
 
@@ -171,7 +171,7 @@ func (s *Store) Erase(env Env, extID string) error {
 			return err
 		}
 		a.Fields, a.Locked, a.Answers, a.ReviewJob, a.InReview = map[string]string{}, nil, nil, nil, false
-		a.eraseUbos() // UBO hook (store/ubos.go): rows hold personal data too
+		a.eraseUbos() // UBO hook (store/kyb_ubos.go): rows hold personal data too
 		a.ErasedAt = At(t.now)
 		// A review under way is void without its data: steps without a
 		// verdict wait for data again rather than show in_review forever.

@@ -51,7 +51,7 @@ func (t *txn) appendHistory(env Env, subject string, h HistoryEntry) error {
 	if h.Details == nil {
 		h.Details = map[string]any{}
 	}
-	if t.retag != nil { // hosted UI hook (sdk.go)
+	if t.retag != nil { // hosted UI hook (hostedui_forms.go)
 		t.retag(&h)
 	}
 	v, err := json.Marshal(diskHistory{HistoryEntry: h, Internal: h.Internal})

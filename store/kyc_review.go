@@ -188,7 +188,7 @@ func (t *txn) verdict(env Env, a *diskApplicant, actor, comment string) error {
 	if err := t.event(env, a, "applicantReviewed", nil); err != nil {
 		return err
 	}
-	return t.syncChild(env, a) // UBO hook (store/company.go): a child's verdict updates its row and may close the company
+	return t.syncChild(env, a) // UBO hook (store/kyb_company.go): a child's verdict updates its row and may close the company
 }
 
 // productionChecks runs the automatic checks of SPEC 3.5 (age, duplicate

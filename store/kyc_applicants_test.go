@@ -4,26 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/complybox/complybox/store"
 )
-
-func TestCountryCodes(t *testing.T) {
-	if n := store.CountryCount(); n != 249 {
-		t.Fatalf("%d ISO 3166-1 alpha-3 codes, want 249", n)
-	}
-	for _, c := range []string{"DEU", "GBR", "USA", "ALA", "ZWE", "SSD", "BES"} {
-		if !store.IsCountry(c) {
-			t.Errorf("%s rejected", c)
-		}
-	}
-	for _, c := range []string{"deu", "DE", "XXX", "EU ", "LA ", "A D", "", "DEUT", "EUR"} {
-		if store.IsCountry(c) {
-			t.Errorf("%q accepted", c)
-		}
-	}
-}
 
 func TestCreateApplicantStore(t *testing.T) {
 	s, _ := mustOpen(t, "", store.Options{})
@@ -77,25 +60,4 @@ func FuzzApplicantInput(f *testing.F) {
 			check(err)
 		}
 	})
-}
-
-func TestConfiguredLevels(t *testing.T) {
-	clock := store.NewManualClock(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC))
-	custom := store.Level{Name: "basic-kyc-level", ApplicantType: "individual", Steps: []store.LevelStep{{Kind: "selfie"}}, PersonalInfoFields: []string{"lastName"}}
-	bad := store.Level{Name: "broken", ApplicantType: "individual", Steps: []store.LevelStep{{Kind: "dance"}}}
-	if err := bad.Validate(); store.ErrorCode(err) != store.EINVALID {
-		t.Fatalf("Validate: %v", err)
-	}
-	s, _ := mustOpen(t, "", store.Options{Now: clock.Now, Settings: store.Settings{Levels: []store.Level{custom, bad}}})
-	l, err := s.Level(store.Sandbox, "basic-kyc-level")
-	if err != nil || len(l.Steps) != 1 || l.Steps[0].Kind != "selfie" || l.ID == "" {
-		t.Fatalf("configured level replaces the built-in one: %+v %v", l, err)
-	}
-	if _, err := s.Level(store.Sandbox, "broken"); store.ErrorCode(err) != store.ENOTFOUND {
-		t.Fatalf("invalid configured level stored: %v", err)
-	}
-	all, _ := s.Levels(store.Production)
-	if len(all) != 3 {
-		t.Fatalf("%d levels in production", len(all))
-	}
 }

@@ -263,5 +263,5 @@ func (t *txn) expireSession(j Job) error {
 		Details: map[string]any{"shortCode": x.ShortCode}}); err != nil {
 		return err
 	}
-	return t.syncChild(j.Env, a) // UBO hook (store/company.go): a child's expired link shows on its row
+	return t.syncChild(j.Env, a) // UBO hook (store/kyb_company.go): a child's expired link shows on its row
 }
