@@ -1,6 +1,13 @@
 // Package store owns complybox's records and every change to them. Each
 // exported method is one business operation and one bbolt transaction that
 // writes the record, its history entry and its outbox event together.
+//
+// Files are named by domain: kyc_, kyb_, custody_, outbox_, hostedui_ and
+// console_, with the transaction, schedule and error machinery unprefixed.
+// Pure helpers that never touch a transaction are leaf packages under
+// store that never import it: imagecheck (uploads), decimal (amounts),
+// screening (sanctions list, age) and urlpolicy (webhook destinations,
+// also used by dispatch). Their field errors become EINVALID here.
 package store
 
 import (
