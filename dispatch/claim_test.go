@@ -6,13 +6,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/urlpolicy"
 )
 
 // staleStore has one delivery job. Each Due after the first takes its
@@ -59,9 +59,13 @@ func (s *staleStore) RecordAttempt(j store.Job, r store.AttemptResult) error {
 	return nil
 }
 
-func (s *staleStore) RunJob(store.Job) error           { return nil }
-func (s *staleStore) OnWork(func())                    {}
-func (s *staleStore) IsDisallowedAddr(netip.Addr) bool { return false }
+func (s *staleStore) RunJob(store.Job) error { return nil }
+func (s *staleStore) OnWork(func())          {}
+
+// URLPolicy allows every address, the loopback receiver included.
+func (s *staleStore) URLPolicy() urlpolicy.Policy {
+	return urlpolicy.Policy{AllowHTTP: "always", AllowPrivateNetworks: true}
+}
 
 // TestClaimOutlivesStaleScan: a scan whose snapshot predates a job's
 // recorded attempt must not claim the job again.

@@ -7,12 +7,12 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/urlpolicy"
 )
 
 // Store is what the dispatcher needs of the store.
@@ -21,7 +21,7 @@ type Store interface {
 	RecordAttempt(j store.Job, r store.AttemptResult) error
 	RunJob(j store.Job) error
 	OnWork(fn func())
-	IsDisallowedAddr(ip netip.Addr) bool
+	URLPolicy() urlpolicy.Policy
 }
 
 // Config configures the dispatcher; zero values take SPEC defaults.
@@ -109,7 +109,7 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 		wake:     make(chan struct{}, 1),
 		inflight: map[string]*lease{},
 	}
-	d.sender = newSender(cfg, st.IsDisallowedAddr)
+	d.sender = newSender(cfg, st.URLPolicy().Disallowed)
 	st.OnWork(d.Wake)
 	return d
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/imagecheck"
 )
 
 // The hosted verification UI (SPEC §3.8). Pages are rendered on the server
@@ -286,7 +287,7 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 				up.DocType = v
 			}
 		case "file", "image", "front", "back":
-			b, err := io.ReadAll(io.LimitReader(p, store.MaxImageBytes+1))
+			b, err := io.ReadAll(io.LimitReader(p, imagecheck.MaxBytes+1))
 			if err != nil {
 				return up, uploadError(err)
 			}

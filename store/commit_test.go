@@ -3,41 +3,18 @@ package store_test
 import (
 	"errors"
 	"fmt"
-	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/complybox/complybox/store"
 )
 
-var testStart = time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
-
-// mustOpen opens a store on a temp db with a manual clock and checks the db
-// in cleanup.
-func mustOpen(tb testing.TB) (*store.Store, *store.ManualClock) {
-	tb.Helper()
-	clock := store.NewManualClock(testStart)
-	s, err := store.Open(filepath.Join(tb.TempDir(), "test.db"), store.Options{Now: clock.Now, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := s.Check(); err != nil {
-			tb.Errorf("db check: %v", err)
-		}
-		s.Close()
-	})
-	return s, clock
-}
-
 const testBucket = "group-commit-test"
 
 func TestGroupCommit(t *testing.T) {
-	s, _ := mustOpen(t)
+	s, _ := mustOpen(t, "", store.Options{})
 	if err := s.Commit(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte(testBucket)); return err }); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +75,7 @@ func TestGroupCommit(t *testing.T) {
 // TestGroupCommitShares: writers arriving while a commit is in flight share
 // the next one, so many writers need far fewer commits than writes.
 func TestGroupCommitShares(t *testing.T) {
-	s, _ := mustOpen(t)
+	s, _ := mustOpen(t, "", store.Options{})
 	if err := s.Commit(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte(testBucket)); return err }); err != nil {
 		t.Fatal(err)
 	}

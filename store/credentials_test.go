@@ -7,7 +7,7 @@ import (
 )
 
 func TestAuthenticate(t *testing.T) {
-	s, _ := mustOpen(t)
+	s, _ := mustOpen(t, "", store.Options{})
 	c, secret, err := s.CreateCredential(store.Production, store.RoleAdmin, "ops")
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/complybox/complybox/store/decimal"
+	"github.com/complybox/complybox/store/imagecheck"
+	"github.com/complybox/complybox/store/urlpolicy"
 )
 
 // Error codes. Each names a class of failure; the server maps a class to an
@@ -51,6 +55,24 @@ func Errorf(code, reason, format string, args ...any) *Error {
 // Invalid returns an EINVALID error naming field.
 func Invalid(field, format string, args ...any) *Error {
 	return &Error{Code: EINVALID, Reason: "validation_failed", Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// fieldError turns the field error of a leaf package (an image, a decimal, a
+// webhook URL) into EINVALID naming the same field with the same message;
+// any other error, and nil, is returned as is.
+func fieldError(err error) error {
+	var img *imagecheck.FieldError
+	var dec *decimal.FieldError
+	var url *urlpolicy.FieldError
+	switch {
+	case errors.As(err, &img):
+		return Invalid(img.Field, "%s", img.Message)
+	case errors.As(err, &dec):
+		return Invalid(dec.Field, "%s", dec.Message)
+	case errors.As(err, &url):
+		return Invalid(url.Field, "%s", url.Message)
+	}
+	return err
 }
 
 // NotFound returns an ENOTFOUND error with reason "<what>_not_found".

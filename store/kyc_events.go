@@ -37,7 +37,7 @@ func (t *txn) event(env Env, a *diskApplicant, eventType string, extra map[strin
 		}
 		data = ApplicantReviewed{
 			ApplicantID: a.ID, ExternalUserID: a.ExternalID, LevelName: a.Level, ReviewStatus: a.Review.ReviewStatus,
-			ParentExternalUserID: a.parentExternalID(), // UBO hook (store/ubos.go)
+			ParentExternalUserID: a.parentExternalID(), // UBO hook (store/kyb_ubos.go)
 			ReviewResult: ReviewResult{ReviewAnswer: a.Review.ReviewAnswer, ReviewRejectType: a.Review.ReviewRejectType,
 				RejectLabels: labels, ModerationComment: a.Review.ModerationComment},
 			Environment: env,

@@ -3,7 +3,6 @@ package store_test
 import (
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,16 +10,10 @@ import (
 	"github.com/complybox/complybox/store"
 )
 
-// openLimited opens the db at path with spawn-kyc limited to perHour and
+// limits returns settings with spawn-kyc limited to perHour and
 // regenerate-link to perDay.
-func openLimited(tb testing.TB, path string, clock *store.ManualClock, perHour, perDay int) *store.Store {
-	tb.Helper()
-	s, err := store.Open(path, store.Options{Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
-		Settings: store.Settings{SpawnRateLimitPerHour: perHour, RegenerateLinkPerChildCapPer24h: perDay}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s
+func limits(perHour, perDay int) store.Settings {
+	return store.Settings{SpawnRateLimitPerHour: perHour, RegenerateLinkPerChildCapPer24h: perDay}
 }
 
 // mustCompany creates company extID with n director rows.
@@ -51,7 +44,7 @@ func wantRetryAfter(tb testing.TB, err error, want time.Duration) {
 func TestSpawnLimitSlidingHour(t *testing.T) {
 	clock := store.NewManualClock(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC))
 	path := filepath.Join(t.TempDir(), "rl.db")
-	s := openLimited(t, path, clock, 3, 5)
+	s, _ := mustOpen(t, path, store.Options{Now: clock.Now, Settings: limits(3, 5)})
 	mustCompany(t, s, "co", 2)
 	spawn := func(s *store.Store, cred, index string) error {
 		_, err := s.SpawnKYC(store.Sandbox, cred, "co", index, store.LinkInput{})
@@ -82,7 +75,7 @@ func TestSpawnLimitSlidingHour(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = openLimited(t, path, clock, 3, 5)
+	s, _ = mustOpen(t, path, store.Options{Now: clock.Now, Settings: limits(3, 5)})
 	wantRetryAfter(t, spawn(s, "k1", "1"), 500*time.Millisecond)
 	clock.Advance(500 * time.Millisecond)
 	if err := spawn(s, "k1", "1"); err != nil {
@@ -95,8 +88,7 @@ func TestSpawnLimitSlidingHour(t *testing.T) {
 
 	// Lowered to 2, the wait is until only one counted call is left: the
 	// 20-minute call leaves at 80.
-	s = openLimited(t, path, clock, 2, 5)
-	defer s.Close()
+	s, _ = mustOpen(t, path, store.Options{Now: clock.Now, Settings: limits(2, 5)})
 	wantRetryAfter(t, spawn(s, "k1", "1"), 20*time.Minute)
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
@@ -105,8 +97,7 @@ func TestSpawnLimitSlidingHour(t *testing.T) {
 
 func TestRegenerateCapPerRow(t *testing.T) {
 	clock := store.NewManualClock(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC))
-	s := openLimited(t, filepath.Join(t.TempDir(), "rl.db"), clock, 100, 2)
-	defer s.Close()
+	s, _ := mustOpen(t, "", store.Options{Now: clock.Now, Settings: limits(100, 2)})
 	mustCompany(t, s, "co", 2)
 	regen := func(index string) error {
 		_, err := s.RegenerateLink(store.Sandbox, "co", index, store.LinkInput{})

@@ -11,7 +11,7 @@ import (
 )
 
 func TestScheduleOrder(t *testing.T) {
-	s, _ := mustOpen(t)
+	s, _ := mustOpen(t, "", store.Options{})
 	add := func(due time.Duration, id, entity string) {
 		t.Helper()
 		if _, err := s.Schedule(testStart.Add(due), store.JobReview, store.Sandbox, id, entity); err != nil {
@@ -71,7 +71,7 @@ func TestScheduleOrder(t *testing.T) {
 // earliest is due; blocked ones neither count towards the limit nor hide
 // other work behind them.
 func TestScheduleEntityOrder(t *testing.T) {
-	s, _ := mustOpen(t)
+	s, _ := mustOpen(t, "", store.Options{})
 	for i := range 100 {
 		if _, err := s.Schedule(testStart, store.JobReview, store.Sandbox, "x"+string(rune('0'+i%10))+string(rune('0'+i/10)), "custody|transaction|X"); err != nil {
 			t.Fatal(err)
@@ -97,7 +97,7 @@ func TestScheduleEntityOrder(t *testing.T) {
 // TestScheduleDropsUnreadable: an entry that cannot be read comes back with
 // no kind, and RunJob removes it so it cannot clog the schedule.
 func TestScheduleDropsUnreadable(t *testing.T) {
-	s, _ := mustOpen(t)
+	s, _ := mustOpen(t, "", store.Options{})
 	err := s.Commit(func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte("schedule")).Put([]byte("\x00\x00\x00\x00\x00\x00\x00\x01garbage!"), []byte("garbage"))
 	})
@@ -133,7 +133,7 @@ func TestScheduleDropsUnreadable(t *testing.T) {
 // BenchmarkDueBehindBacklog: one scan past a long backlog of one entity
 // whose first attempt is in flight.
 func BenchmarkDueBehindBacklog(b *testing.B) {
-	s, _ := mustOpen(b)
+	s, _ := mustOpen(b, "", store.Options{})
 	err := s.Commit(func(tx *bolt.Tx) error {
 		sb := tx.Bucket([]byte("schedule"))
 		for i := range 10000 {

@@ -1,6 +1,13 @@
 // Package store owns complybox's records and every change to them. Each
 // exported method is one business operation and one bbolt transaction that
 // writes the record, its history entry and its outbox event together.
+//
+// Files are named by domain: kyc_, kyb_, custody_, outbox_, hostedui_ and
+// console_, with the transaction, schedule and error machinery unprefixed.
+// Pure helpers that never touch a transaction are leaf packages under
+// store that never import it: imagecheck (uploads), decimal (amounts),
+// screening (sanctions list, age) and urlpolicy (webhook destinations,
+// also used by dispatch). Their field errors become EINVALID here.
 package store
 
 import (
@@ -12,6 +19,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/complybox/complybox/store/screening"
 )
 
 // Env is a data partition: every record lives in exactly one environment.
@@ -49,7 +59,7 @@ type Store struct {
 	log       *slog.Logger
 	settings  Settings
 	commit    committer
-	sanctions *SanctionsList // production screening list; nil when none is configured
+	sanctions *screening.SanctionsList // production screening list; nil when none is configured
 
 	mu      sync.Mutex
 	waiters []func() // called after a commit that enqueued work
@@ -72,7 +82,7 @@ func Open(path string, opt Options) (*Store, error) {
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout, NoFreelistSync: true})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("open %s: the file is in use by another process", path)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -80,7 +90,7 @@ func Open(path string, opt Options) (*Store, error) {
 	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults()}
 	s.commit.db = db
 	if f := s.settings.KYC.SanctionsFile; f != "" {
-		s.sanctions = NewSanctionsList(f)
+		s.sanctions = screening.NewSanctionsList(f)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error { return initBuckets(tx) }); err != nil {
 		db.Close()
@@ -149,7 +159,7 @@ type txn struct {
 	now   time.Time // fixed for the whole operation
 	woken bool      // an event was enqueued or work scheduled
 
-	retag func(*HistoryEntry) // hosted-UI hook (sdk.go): rewrites the entries this operation appends
+	retag func(*HistoryEntry) // hosted-UI hook (hostedui_forms.go): rewrites the entries this operation appends
 }
 
 // env returns the nested bucket name of environment e.

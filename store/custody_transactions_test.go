@@ -1,0 +1,162 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/complybox/complybox/store"
+)
+
+// mustOpen opens a store on a temp db with the chain simulator off.
+func ptr(s string) *string { return &s }
+
+// TestTransactionStateMachine walks every type to every reachable status and
+// tries every move from there: exactly the moves of SPEC §4 succeed, the
+// others are ECONFLICT and change nothing.
+func TestTransactionStateMachine(t *testing.T) {
+	s, _ := mustOpen(t, "", store.Options{})
+	env := store.Sandbox
+	v, err := s.CreateVault(env, store.VaultInput{Name: ptr("v")}, store.Idem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := s.CreateWallet(env, v.VaultID, store.WalletInput{AssetSymbol: ptr("ETH")}, store.Idem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := s.CreateWallet(env, v.VaultID, store.WalletInput{AssetSymbol: ptr("ETH")}, store.Idem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fund, err := s.CreateDeposit(env, store.DepositInput{WalletID: &src.WalletID, Amount: ptr("1000")}, store.Idem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := s.AdvanceTransaction(env, fund.TransactionID); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	paths := map[string][]string{
+		store.TxDeposit:          {"Submitted", "Confirming", "Completed"},
+		store.TxWithdrawal:       {"Submitted", "PendingSignature", "Broadcasting", "Confirming", "Completed"},
+		store.TxInternalTransfer: {"Submitted", "PendingSignature", "Broadcasting", "Confirming", "Completed"},
+	}
+	create := func(typ string) store.Transaction {
+		t.Helper()
+		var x store.Transaction
+		var err error
+		switch typ {
+		case store.TxDeposit:
+			x, err = s.CreateDeposit(env, store.DepositInput{WalletID: &dst.WalletID, Amount: ptr("1")}, store.Idem{})
+		case store.TxWithdrawal:
+			x, err = s.CreateTransaction(env, store.TransactionInput{Type: ptr(typ), SourceWalletID: &src.WalletID, DestinationAddress: ptr("0xabc"), Amount: ptr("1")}, store.Idem{})
+		default:
+			x, err = s.CreateTransaction(env, store.TransactionInput{Type: ptr(typ), SourceWalletID: &src.WalletID, DestinationWalletID: &dst.WalletID, Amount: ptr("1")}, store.Idem{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	for typ, path := range paths {
+		for i, at := range append(path, "Failed", "Cancelled") {
+			for _, action := range []string{"advance", "fail", "cancel"} {
+				x := create(typ)
+				err = nil
+				// Bring x to status at.
+				switch at {
+				case "Failed":
+					x, err = s.FailTransaction(env, x.TransactionID, "setup")
+				case "Cancelled":
+					x, err = s.CancelTransaction(env, x.TransactionID)
+				default:
+					for range i {
+						if x, err = s.AdvanceTransaction(env, x.TransactionID); err != nil {
+							break
+						}
+					}
+				}
+				if err != nil || x.Status != at {
+					t.Fatalf("%s: could not reach %s: %v (at %s)", typ, at, err, x.Status)
+				}
+				final := at == "Completed" || at == "Failed" || at == "Cancelled"
+				var want string
+				switch action {
+				case "advance":
+					if !final {
+						want = path[i+1]
+					}
+				case "fail":
+					if !final {
+						want = "Failed"
+					}
+				case "cancel":
+					if at == "Submitted" || at == "PendingSignature" {
+						want = "Cancelled"
+					}
+				}
+				var got store.Transaction
+				switch action {
+				case "advance":
+					got, err = s.AdvanceTransaction(env, x.TransactionID)
+				case "fail":
+					got, err = s.FailTransaction(env, x.TransactionID, "boom")
+				case "cancel":
+					got, err = s.CancelTransaction(env, x.TransactionID)
+				}
+				name := typ + " " + at + " " + action
+				if want == "" {
+					if store.ErrorCode(err) != store.ECONFLICT {
+						t.Errorf("%s: error %v, want ECONFLICT", name, err)
+					}
+					if after, _ := s.Transaction(env, x.TransactionID); after.Status != at {
+						t.Errorf("%s: a refused move changed the status to %s", name, after.Status)
+					}
+					continue
+				}
+				if err != nil || got.Status != want || got.PreviousStatus == nil || *got.PreviousStatus != at {
+					t.Errorf("%s: got %s from %v, %v; want %s from %s", name, got.Status, got.PreviousStatus, err, want, at)
+					continue
+				}
+				if isFinal := want == "Completed" || want == "Failed" || want == "Cancelled"; isFinal == got.CompletedAt.IsZero() {
+					t.Errorf("%s: completedAt %v with status %s", name, got.CompletedAt, want)
+				}
+				if (want == "Failed") != (got.FailureReason != nil) {
+					t.Errorf("%s: failureReason %v with status %s", name, got.FailureReason, want)
+				}
+				if typ != store.TxDeposit && (got.TxHash != nil) != (i >= 2 || want == "Broadcasting") {
+					t.Errorf("%s: txHash %v at %s", name, got.TxHash, want)
+				}
+			}
+		}
+	}
+
+	// Fail whatever is still in flight: then every reservation was released
+	// or paid and every pending credit dropped or credited.
+	all, _, err := s.Transactions(env, store.TransactionFilter{}, store.Page{Limit: 200})
+	if err != nil || len(all) == 200 {
+		t.Fatalf("%d transactions, %v", len(all), err)
+	}
+	for _, x := range all {
+		if x.CompletedAt.IsZero() {
+			if _, err := s.FailTransaction(env, x.TransactionID, "cleanup"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b, err := s.WalletBalance(env, src.WalletID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Available != b.Total {
+		t.Errorf("source balance %+v: reservations left behind", b)
+	}
+	d, err := s.WalletBalance(env, dst.WalletID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Pending != "0" || d.Available != d.Total {
+		t.Errorf("destination balance %+v: pending credits left behind", d)
+	}
+}

@@ -1,0 +1,323 @@
+package store
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// The hosted UI's form posts: personal data, uploads, answers, submission
+// and beneficial owners, each recorded as an sdk history entry.
+
+// sdkInternal records an internal hosted-UI entry.
+func (t *txn) sdkInternal(x Session, a *diskApplicant, eventType string, details map[string]any) error {
+	return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: eventType, ActorType: ActorSDK, Details: details, Internal: true})
+}
+
+// sdkUpdated records a partner-visible applicant.updated entry by sdk: the
+// applicant gave data in the hosted UI (SPEC §3.8: each call is an sdk
+// history event; a read has no partner-visible event type and is internal).
+func (t *txn) sdkUpdated(x Session, a *diskApplicant, details map[string]any) error {
+	return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSDK, Details: details})
+}
+
+// SDKPersonalInfo changes data fields from the hosted UI: a string sets the
+// field, null clears it. Values set here stay editable (they are not
+// locked). Returns EUNAUTHORIZED, EGONE, EINVALID naming a field the level
+// does not collect or a bad value (the rules of POST /v1/applicants),
+// ELOCKED field_locked naming a locked field whose value would change, and
+// ECONFLICT when the applicant takes no data now.
+func (s *Store) SDKPersonalInfo(token string, in map[string]json.RawMessage) (SDKState, error) {
+	return s.sdkCall(token, func(t *txn, x Session, a *diskApplicant, l Level) error {
+		enabled := l.enabledFields()
+		names := make([]string, 0, len(in))
+		for f := range in {
+			names = append(names, f)
+		}
+		sort.Strings(names)
+		for _, f := range names {
+			if !inList(enabled, f) {
+				return Invalid(f, "level %s does not collect %s; it collects %s", l.Name, f, strings.Join(enabled, ", "))
+			}
+		}
+		type change struct {
+			field, value string
+			set          bool
+		}
+		var changes []change
+		for _, f := range enabled {
+			raw, present := in[f]
+			if !present {
+				continue
+			}
+			v, set, err := jsonString(f, raw)
+			if err == nil && set {
+				v, err = normalizeField(f, v, t.now)
+			}
+			old, had := a.Fields[f]
+			if inList(a.Locked, f) {
+				if err != nil || set != had || v != old {
+					return &Error{Code: ELOCKED, Reason: "field_locked", Field: f,
+						Message: f + " was set by the partner and is locked; it cannot change here"}
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if set != had || v != old {
+				changes = append(changes, change{field: f, value: v, set: set})
+			}
+		}
+		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		if len(changes) == 0 {
+			return t.sdkInternal(x, a, "sdk.personal_info_unchanged", nil)
+		}
+		changed := []string{}
+		for _, c := range changes {
+			changed = append(changed, c.field)
+			if !c.set {
+				delete(a.Fields, c.field)
+				continue
+			}
+			if a.Fields == nil {
+				a.Fields = map[string]string{}
+			}
+			a.Fields[c.field] = c.value
+		}
+		if err := t.save(x.Env, a); err != nil {
+			return err
+		}
+		if err := t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSDK,
+			Details: map[string]any{"fields": changed}}); err != nil {
+			return err
+		}
+		return t.event(x.Env, a, "applicantPersonalInfoChanged", map[string]any{"fields": changed})
+	})
+}
+
+// SDKFile is one uploaded file of a hosted-UI upload. Field names the
+// multipart part, for errors; Side is front or back for identity_doc.
+type SDKFile struct {
+	Field string
+	Side  string
+	Data  []byte
+}
+
+// SDKUpload is one hosted-UI upload: files for one step.
+type SDKUpload struct {
+	Kind    string
+	Side    string // default side of files that carry none (identity_doc)
+	DocType string
+	Files   []SDKFile
+}
+
+// Liveness frames per upload.
+const (
+	MinLivenessFrames = 3
+	MaxLivenessFrames = 20
+)
+
+// check validates an upload against level l and checks its images (the
+// rules of POST …/documents). Returns the uploads to store; EINVALID
+// naming the field.
+func (in SDKUpload) check(l Level) ([]upload, error) {
+	kinds := []string{}
+	for _, st := range l.Steps {
+		if documentStep(st.Kind) {
+			kinds = append(kinds, st.Kind)
+		}
+	}
+	if !inList(kinds, in.Kind) {
+		return nil, Invalid("kind", "kind must be a document step of level %s: %s", l.Name, strings.Join(kinds, ", "))
+	}
+	switch in.Kind {
+	case StepIdentityDoc:
+		if in.DocType != "" && !inList(idDocTypes(), in.DocType) {
+			return nil, Invalid("docType", "docType must be one of %s", strings.Join(idDocTypes(), ", "))
+		}
+	case StepCompanyDocs:
+		if !validDocType(in.DocType) {
+			return nil, Invalid("docType", "docType is required for company_docs, e.g. certificate_of_incorporation")
+		}
+	default:
+		if in.DocType != "" && !validDocType(strings.ToLower(in.DocType)) {
+			return nil, Invalid("docType", "docType must be 1-64 characters of a-z0-9_")
+		}
+	}
+	if len(in.Files) == 0 {
+		return nil, Invalid("file", "file is required")
+	}
+	if in.Kind == StepLiveness && (len(in.Files) < MinLivenessFrames || len(in.Files) > MaxLivenessFrames) {
+		return nil, Invalid("file", "liveness needs %d to %d frames in one upload", MinLivenessFrames, MaxLivenessFrames)
+	}
+	sides := map[string]bool{}
+	var out []upload
+	for _, f := range in.Files {
+		side := f.Side
+		if side == "" {
+			side = in.Side
+		}
+		if in.Kind == StepIdentityDoc {
+			if side == "" {
+				side = "front"
+			}
+			if side != "front" && side != "back" {
+				return nil, Invalid("side", "side must be front or back")
+			}
+		} else if side != "" {
+			return nil, Invalid("side", "side applies only to identity_doc")
+		}
+		if in.Kind != StepLiveness {
+			if sides[side] {
+				return nil, Invalid(f.Field, "one file per upload (per side of an identity document)")
+			}
+			sides[side] = true
+		}
+		img, err := checkImage(f.Field, f.Data, in.Kind != StepSelfie && in.Kind != StepLiveness)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, upload{kind: in.Kind, side: side, docType: in.DocType, img: img})
+	}
+	return out, nil
+}
+
+// SDKAddDocuments stores the files of one step uploaded in the hosted UI,
+// replacing a document of the same kind and side; a liveness upload
+// replaces the earlier frames. Images are checked before the write.
+// Returns EUNAUTHORIZED, EGONE, EINVALID naming the field and ECONFLICT
+// when the applicant takes no data now.
+func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
+	var l Level
+	err := s.view(func(t *txn) error {
+		var err error
+		_, _, l, err = t.sdkSession(token)
+		return err
+	})
+	if err != nil {
+		return SDKState{}, err
+	}
+	ups, err := in.check(l)
+	if err != nil {
+		return SDKState{}, err
+	}
+	return s.sdkCall(token, func(t *txn, x Session, a *diskApplicant, l Level) error {
+		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		if in.Kind == StepLiveness {
+			if err := t.dropDocuments(x.Env, a, func(d Document) bool { return d.Kind == StepLiveness }); err != nil {
+				return err
+			}
+		}
+		hashes := []string{}
+		for _, u := range ups {
+			if err := t.addDocument(x.Env, a, l, u); err != nil {
+				return err
+			}
+			hashes = append(hashes, u.img.SHA256)
+		}
+		if err := t.save(x.Env, a); err != nil {
+			return err
+		}
+		return t.sdkUpdated(x, a, map[string]any{"action": "documents.uploaded", "kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes})
+	})
+}
+
+// SDKAnswers stores the questionnaire answers given in the hosted UI.
+// Returns EUNAUTHORIZED, EGONE, EINVALID naming questionnaire.<id> (the
+// rules of POST …/verify) and ECONFLICT when the applicant takes no data.
+func (s *Store) SDKAnswers(token string, answers map[string]json.RawMessage) (SDKState, error) {
+	return s.sdkCall(token, func(t *txn, x Session, a *diskApplicant, l Level) error {
+		if _, ok := l.step(StepQuestionnaire); !ok {
+			return Invalid("questionnaire", "level %s has no questionnaire", l.Name)
+		}
+		if answers == nil {
+			answers = map[string]json.RawMessage{}
+		}
+		if err := checkAnswers(l, answers); err != nil {
+			return err
+		}
+		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		a.Answers = answers
+		a.dataArrived(StepQuestionnaire, l, t.now)
+		if err := t.save(x.Env, a); err != nil {
+			return err
+		}
+		return t.sdkUpdated(x, a, map[string]any{"action": "questionnaire.answered", "questions": len(answers)})
+	})
+}
+
+// SDKSubmit sends the applicant to review from the hosted UI, as POST
+// …/review does (the sandbox reviewer after review_delay, in production the
+// automatic checks and an operator); history records enrollment.submitted
+// by sdk. Returns EUNAUTHORIZED, EGONE and ECONFLICT (missing_step_data
+// when a required step has no data).
+func (s *Store) SDKSubmit(token string) (SDKState, error) {
+	return s.sdkCall(token, func(t *txn, x Session, a *diskApplicant, l Level) error {
+		t.retag = func(h *HistoryEntry) {
+			if h.ActorType == ActorPartner {
+				h.ActorType = ActorSDK
+			}
+			if h.EventType == "applicant.sent_to_review" {
+				h.EventType = "enrollment.submitted"
+			}
+		}
+		defer func() { t.retag = nil }()
+		return t.submit(x.Env, a, l, false)
+	})
+}
+
+// SDKUboAdded is the answer of POST /api/v1/sdk/ubos: the session's state
+// with the new row and its index.
+type SDKUboAdded struct {
+	SDKState
+	UboIndex int    `json:"uboIndex"`
+	Row      SDKUbo `json:"row"`
+}
+
+// SDKAddUbo appends a beneficial-owner row with source sdk to the
+// session's company while it takes data (before submission, or after a
+// RETRY), validated as POST /v1/applicants/{id}/ubos validates it; history
+// applicant.updated by sdk. The check and the append are one transaction.
+// Returns EUNAUTHORIZED, EGONE, EINVALID not_a_company for an individual or
+// naming the field, and ECONFLICT when the applicant takes no data now (in
+// review, rejected for good) or too_many_ubos.
+func (s *Store) SDKAddUbo(token string, in UboInput) (SDKUboAdded, error) {
+	var added UboAdded
+	st, err := s.sdkCall(token, func(t *txn, x Session, a *diskApplicant, _ Level) error {
+		if a.Type != TypeCompany {
+			return &Error{Code: EINVALID, Reason: "not_a_company",
+				Message: "this verification is for an individual; beneficial-owner rows exist only for companies"}
+		}
+		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		i, err := a.appendUbo(in, "", SourceSDK, t.now)
+		if err != nil {
+			return err
+		}
+		if err := t.saveCompany(x.Env, a); err != nil {
+			return err
+		}
+		added = UboAdded{UboIndex: i, Row: a.Ubos[i].view(i)}
+		return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSDK,
+			Details: map[string]any{"action": "ubo.added", "uboIndex": i, "roles": a.Ubos[i].Roles, "source": SourceSDK}})
+	})
+	if err != nil {
+		return SDKUboAdded{}, err
+	}
+	return SDKUboAdded{SDKState: st, UboIndex: added.UboIndex, Row: sdkUbo(added.Row)}, nil
+}
+
+// LegalForms lists the accepted values of legalForm, lower case (for the
+// hosted UI's choice).
+func LegalForms() []string { return legalForms() }
+
+// IDDocTypes lists the identity document types.
+func IDDocTypes() []string { return idDocTypes() }

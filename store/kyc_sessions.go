@@ -1,0 +1,267 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Session bounds.
+const (
+	DefaultSessionTTL = time.Hour
+	MinSessionTTL     = time.Minute
+	MaxSessionTTL     = 7 * 24 * time.Hour
+)
+
+// SessionInput is the body of POST …/verification-sessions.
+type SessionInput struct {
+	TTLSecs   *int   `json:"ttlSecs"`
+	Lang      string `json:"lang"`
+	Theme     string `json:"theme"`
+	ReturnURL string `json:"returnUrl"`
+}
+
+// SessionLink is the answer of POST …/verification-sessions.
+type SessionLink struct {
+	URL       string `json:"url"`
+	ExpiresAt Time   `json:"expiresAt"`
+	Token     string `json:"token"`
+	ShortCode string `json:"shortCode"`
+	ShortURL  string `json:"shortUrl"`
+}
+
+// Session is a hosted-UI verification session.
+type Session struct {
+	Token          string `json:"token"`
+	Env            Env    `json:"env"`
+	ApplicantID    string `json:"applicantId"`
+	ExternalUserID string `json:"externalUserId"`
+	Lang           string `json:"lang"`
+	Theme          string `json:"theme"`
+	ReturnURL      string `json:"returnUrl"`
+	ShortCode      string `json:"shortCode"`
+	CreatedAt      Time   `json:"createdAt"`
+	ExpiresAt      Time   `json:"expiresAt"`
+}
+
+// validate applies defaults and checks the input. Returns EINVALID naming
+// the field.
+func (in *SessionInput) validate() (time.Duration, error) {
+	ttl := DefaultSessionTTL
+	if in.TTLSecs != nil {
+		ttl = time.Duration(*in.TTLSecs) * time.Second
+		if ttl < MinSessionTTL || ttl > MaxSessionTTL {
+			return 0, Invalid("ttlSecs", "ttlSecs must be from 60 to 604800")
+		}
+	}
+	in.Lang = strings.ToLower(in.Lang)
+	if in.Lang == "" {
+		in.Lang = "en"
+	}
+	if !validLang(in.Lang) {
+		return 0, Invalid("lang", "lang must be a two-letter language code, e.g. en")
+	}
+	if in.Theme == "" {
+		in.Theme = "light"
+	}
+	if in.Theme != "light" && in.Theme != "dark" {
+		return 0, Invalid("theme", "theme must be light or dark")
+	}
+	if in.ReturnURL != "" {
+		if err := checkReturnURL("returnUrl", in.ReturnURL); err != nil {
+			return 0, err
+		}
+	}
+	return ttl, nil
+}
+
+const shortAlphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+func randomShortCode() string {
+	b := make([]byte, 10)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	for i := range b {
+		b[i] = shortAlphabet[int(b[i])%len(shortAlphabet)]
+	}
+	return string(b)
+}
+
+func (s *Store) sessionLink(x Session) SessionLink {
+	base := strings.TrimRight(s.settings.PublicURL, "/")
+	return SessionLink{URL: base + "/sdk/" + x.Token, ExpiresAt: x.ExpiresAt, Token: x.Token, ShortCode: x.ShortCode,
+		ShortURL: base + "/l/" + x.ShortCode}
+}
+
+// CreateSession mints a hosted-UI session and its short link. Returns
+// EINVALID naming the field, ENOTFOUND and ECONFLICT for an erased or
+// inactive applicant.
+func (s *Store) CreateSession(env Env, extID string, in SessionInput) (SessionLink, error) {
+	ttl, err := in.validate()
+	if err != nil {
+		return SessionLink{}, err
+	}
+	var out SessionLink
+	err = s.update(func(t *txn) error {
+		a, err := t.getApplicant(env, extID)
+		if err != nil {
+			return err
+		}
+		if a.erased() {
+			return Conflict("applicant_erased", "applicant %q was erased", extID)
+		}
+		if a.Status != StatusActive {
+			return Conflict("applicant_inactive", "applicant %q is %s", extID, a.Status)
+		}
+		x, err := t.newSession(env, a, in, ttl)
+		if err != nil {
+			return err
+		}
+		for i := range a.Steps {
+			if st := &a.Steps[i]; st.ReviewStatus == ReviewExpired {
+				st.set(t.now, ReviewPending, "", "", nil, "")
+			}
+		}
+		if err := t.save(env, a); err != nil {
+			return err
+		}
+		if err := t.appendHistory(env, a.ID, HistoryEntry{EventType: "enrollment.created", ActorType: ActorPartner,
+			Details: map[string]any{"expiresAt": x.ExpiresAt, "lang": x.Lang, "theme": x.Theme}}); err != nil {
+			return err
+		}
+		out = s.sessionLink(x)
+		return nil
+	})
+	return out, err
+}
+
+// newSession stores a session for a (the caller saves a) and schedules its
+// expiry. Other issues (UBO links) mint sessions through it too.
+func (t *txn) newSession(env Env, a *diskApplicant, in SessionInput, ttl time.Duration) (Session, error) {
+	x := Session{Token: randomToken(32), Env: env, ApplicantID: a.ID, ExternalUserID: a.ExternalID, Lang: in.Lang,
+		Theme: in.Theme, ReturnURL: in.ReturnURL, CreatedAt: At(t.now), ExpiresAt: At(t.now.Add(ttl))}
+	for {
+		x.ShortCode = randomShortCode()
+		taken := false
+		for _, e := range Envs() {
+			taken = taken || t.env(e, "shortlinks").Get([]byte(x.ShortCode)) != nil
+		}
+		if !taken {
+			break
+		}
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return x, err
+	}
+	if err := t.env(env, "sessions").Put([]byte(x.Token), b); err != nil {
+		return x, err
+	}
+	if err := t.env(env, "shortlinks").Put([]byte(x.ShortCode), []byte(x.Token)); err != nil {
+		return x, err
+	}
+	if x.ExpiresAt.After(a.SessionEnd.Time) {
+		a.SessionEnd = x.ExpiresAt
+	}
+	_, err = t.schedule(x.ExpiresAt.Time, JobExpiry, env, x.Token)
+	return x, err
+}
+
+func (t *txn) getSession(env Env, token string) (Session, bool, error) {
+	var x Session
+	b := t.env(env, "sessions").Get([]byte(token))
+	if b == nil {
+		return x, false, nil
+	}
+	return x, true, json.Unmarshal(b, &x)
+}
+
+// SessionByToken returns a live session by its token, whatever its
+// environment. Returns EUNAUTHORIZED for an unknown token and EGONE for an
+// expired one.
+func (s *Store) SessionByToken(token string) (Session, error) {
+	var out Session
+	err := s.view(func(t *txn) error {
+		for _, e := range Envs() {
+			x, ok, err := t.getSession(e, token)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if !t.now.Before(x.ExpiresAt.Time) {
+					return Errorf(EGONE, "session_expired", "this verification link has expired")
+				}
+				out = x
+				return nil
+			}
+		}
+		return Errorf(EUNAUTHORIZED, "invalid_token", "unknown verification session")
+	})
+	return out, err
+}
+
+// ShortLink resolves a short code to its hosted-UI URL. Returns ENOTFOUND
+// for an unknown code and EGONE once the session expired.
+func (s *Store) ShortLink(code string) (string, error) {
+	var out string
+	err := s.view(func(t *txn) error {
+		for _, e := range Envs() {
+			token := t.env(e, "shortlinks").Get([]byte(code))
+			if token == nil {
+				continue
+			}
+			x, ok, err := t.getSession(e, string(token))
+			if err != nil || !ok {
+				return err
+			}
+			if !t.now.Before(x.ExpiresAt.Time) {
+				return Errorf(EGONE, "link_expired", "this verification link has expired")
+			}
+			out = s.sessionLink(x).URL
+			return nil
+		}
+		return NotFound("link", code)
+	})
+	return out, err
+}
+
+// expireSession runs when a session's link expires: if the applicant has
+// not submitted since the session began and holds no later live session,
+// its pending steps become expired (RED EXPIRED) and enrollment.expired is
+// recorded.
+func (t *txn) expireSession(j Job) error {
+	x, ok, err := t.getSession(j.Env, j.ID)
+	if err != nil || !ok {
+		return err
+	}
+	a, err := t.getApplicant(j.Env, x.ExternalUserID)
+	if err != nil {
+		if ErrorCode(err) == ENOTFOUND {
+			return nil
+		}
+		return err
+	}
+	if a.erased() || !a.SubmittedAt.Before(x.CreatedAt.Time) || a.SessionEnd.After(x.ExpiresAt.Time) {
+		return nil
+	}
+	expired := 0
+	for i := range a.Steps {
+		if st := &a.Steps[i]; st.ReviewStatus == ReviewPending {
+			st.set(t.now, ReviewExpired, Red, RejectExpire, nil, "")
+			expired++
+		}
+	}
+	if expired == 0 {
+		return nil
+	}
+	if err := t.save(j.Env, a); err != nil {
+		return err
+	}
+	if err := t.appendHistory(j.Env, a.ID, HistoryEntry{EventType: "enrollment.expired", ActorType: ActorSystem,
+		Details: map[string]any{"shortCode": x.ShortCode}}); err != nil {
+		return err
+	}
+	return t.syncChild(j.Env, a) // UBO hook (store/kyb_company.go): a child's expired link shows on its row
+}

@@ -1,0 +1,386 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/complybox/complybox/store/imagecheck"
+)
+
+// ID document types of direct verification.
+func idDocTypes() []string { return []string{"PASSPORT", "ID_CARD", "DRIVERS", "RESIDENCE_PERMIT"} }
+
+// VerifyInput is the body of POST …/verify (SPEC 3.4). Images are base64.
+type VerifyInput struct {
+	IDDocType      string                     `json:"idDocType"`
+	Country        string                     `json:"country"`
+	DocumentFront  string                     `json:"documentFront"`
+	DocumentBack   string                     `json:"documentBack"`
+	Selfie         string                     `json:"selfie"`
+	ProofOfAddress string                     `json:"proofOfAddress"`
+	LivenessFrames []string                   `json:"livenessFrames"`
+	Questionnaire  map[string]json.RawMessage `json:"questionnaire"`
+}
+
+// upload is one decoded image on its way to a step.
+type upload struct {
+	kind, side, docType string
+	img                 imagecheck.Image
+}
+
+// DecodeImage decodes and checks the base64 upload value of field with
+// imagecheck.Decode. Returns EINVALID naming field.
+func DecodeImage(field, value string, allowPDF bool) (imagecheck.Image, error) {
+	img, err := imagecheck.Decode(field, value, allowPDF)
+	return img, fieldError(err)
+}
+
+// checkImage checks the decoded upload data of field with
+// imagecheck.Check. Returns EINVALID naming field.
+func checkImage(field string, data []byte, allowPDF bool) (imagecheck.Image, error) {
+	img, err := imagecheck.Check(field, data, allowPDF)
+	return img, fieldError(err)
+}
+
+// prepare loads the applicant and its level for a data call and refuses
+// those that cannot take data. Returns ENOTFOUND or ECONFLICT.
+func (s *Store) prepare(env Env, extID string) (*diskApplicant, Level, error) {
+	var a *diskApplicant
+	var l Level
+	err := s.view(func(t *txn) error {
+		var err error
+		if a, err = t.getApplicant(env, extID); err != nil {
+			return err
+		}
+		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		l, err = t.applicantLevel(env, a)
+		return err
+	})
+	return a, l, err
+}
+
+// acceptsData returns ECONFLICT when the applicant cannot take new data:
+// erased, inactive, under review, or rejected with FINAL.
+func (a *diskApplicant) acceptsData() error {
+	if a.erased() {
+		return Conflict("applicant_erased", "applicant %q was erased", a.ExternalID)
+	}
+	if a.Status != StatusActive {
+		return Conflict("applicant_inactive", "applicant %q is %s", a.ExternalID, a.Status)
+	}
+	if a.InReview {
+		return Conflict("review_in_progress", "a review of applicant %q is in progress", a.ExternalID)
+	}
+	for _, st := range a.Steps {
+		if !st.Optional && st.final() && st.ReviewStatus == ReviewCompleted {
+			return Conflict("review_final", "applicant %q was rejected with FINAL; reset it first", a.ExternalID)
+		}
+	}
+	return nil
+}
+
+// Verify is direct verification: it checks and stores the images and
+// answers, and when every required step has data submits the applicant (in
+// the sandbox it is reviewed at once). Returns the status body; EINVALID
+// naming the field, ENOTFOUND, ECONFLICT.
+func (s *Store) Verify(env Env, extID string, in VerifyInput) (StatusView, error) {
+	a, l, err := s.prepare(env, extID)
+	if err != nil {
+		return StatusView{}, err
+	}
+	_, hasID := l.step(StepIdentityDoc)
+	_, hasSelfie := l.step(StepSelfie)
+	_, hasLiveness := l.step(StepLiveness)
+	_, hasPOA := l.step(StepPOA)
+	_, hasQuestions := l.step(StepQuestionnaire)
+	var ups []upload
+	add := func(field, value, kind, side, docType string, required, pdf bool) error {
+		if value == "" {
+			if required {
+				return Invalid(field, "%s is required", field)
+			}
+			return nil
+		}
+		img, err := DecodeImage(field, value, pdf)
+		if err != nil {
+			return err
+		}
+		ups = append(ups, upload{kind: kind, side: side, docType: docType, img: img})
+		return nil
+	}
+	if hasID {
+		if in.IDDocType == "" {
+			return StatusView{}, Invalid("idDocType", "idDocType is required: one of %s", strings.Join(idDocTypes(), ", "))
+		}
+		if !inList(idDocTypes(), in.IDDocType) {
+			return StatusView{}, Invalid("idDocType", "idDocType must be one of %s", strings.Join(idDocTypes(), ", "))
+		}
+		if !IsCountry(in.Country) {
+			return StatusView{}, Invalid("country", "country is required: an ISO 3166-1 alpha-3 code in upper case")
+		}
+		if err := add("documentFront", in.DocumentFront, StepIdentityDoc, "front", in.IDDocType, true, true); err != nil {
+			return StatusView{}, err
+		}
+		if err := add("documentBack", in.DocumentBack, StepIdentityDoc, "back", in.IDDocType, false, true); err != nil {
+			return StatusView{}, err
+		}
+	}
+	if hasSelfie {
+		if err := add("selfie", in.Selfie, StepSelfie, "", "", true, false); err != nil {
+			return StatusView{}, err
+		}
+	}
+	if hasPOA {
+		if err := add("proofOfAddress", in.ProofOfAddress, StepPOA, "", "", false, true); err != nil {
+			return StatusView{}, err
+		}
+	}
+	if hasLiveness && in.LivenessFrames != nil {
+		if len(in.LivenessFrames) < 3 || len(in.LivenessFrames) > 20 {
+			return StatusView{}, Invalid("livenessFrames", "livenessFrames needs 3 to 20 images")
+		}
+		for i, f := range in.LivenessFrames {
+			if err := add("livenessFrames["+itoa(i)+"]", f, StepLiveness, "", "", true, false); err != nil {
+				return StatusView{}, err
+			}
+		}
+	}
+	answers := in.Questionnaire
+	if hasQuestions && answers != nil {
+		if err := checkAnswers(l, answers); err != nil {
+			return StatusView{}, err
+		}
+	} else {
+		answers = nil
+	}
+	var out StatusView
+	err = s.update(func(t *txn) error {
+		a, err := t.getApplicant(env, a.ExternalID)
+		if err != nil {
+			return err
+		}
+		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		if hasLiveness && in.LivenessFrames != nil {
+			if err := t.dropDocuments(env, a, func(d Document) bool { return d.Kind == StepLiveness }); err != nil {
+				return err
+			}
+		}
+		for _, u := range ups {
+			if err := t.addDocument(env, a, l, u); err != nil {
+				return err
+			}
+		}
+		if answers != nil {
+			a.Answers = answers
+			a.dataArrived(StepQuestionnaire, l, t.now)
+		}
+		if err := a.checkSubmittable(l); err != nil {
+			if e := AsError(err); e.Reason != "missing_step_data" {
+				return err
+			}
+			if err := t.save(env, a); err != nil {
+				return err
+			}
+			out = a.status()
+			return nil
+		}
+		if err := t.submit(env, a, l, true); err != nil {
+			return err
+		}
+		out = a.status()
+		return nil
+	})
+	return out, err
+}
+
+// checkAnswers checks questionnaire answers against the level's questions.
+// Returns EINVALID naming questionnaire.<id>.
+func checkAnswers(l Level, answers map[string]json.RawMessage) error {
+	if len(l.Questionnaire) == 0 {
+		return nil
+	}
+	for k := range answers {
+		found := false
+		for _, q := range l.Questionnaire {
+			found = found || q.ID == k
+		}
+		if !found {
+			return Invalid("questionnaire."+k, "the level has no question %q", k)
+		}
+	}
+	for _, q := range l.Questionnaire {
+		f := "questionnaire." + q.ID
+		raw, ok := answers[q.ID]
+		if !ok || isNull(raw) {
+			if q.Required {
+				return Invalid(f, "question %q needs an answer", q.ID)
+			}
+			continue
+		}
+		switch q.Type {
+		case "boolean":
+			var b bool
+			if json.Unmarshal(raw, &b) != nil {
+				return Invalid(f, "the answer to %q must be true or false", q.ID)
+			}
+		case "choice":
+			var s string
+			if json.Unmarshal(raw, &s) != nil || !inList(q.Options, s) {
+				return Invalid(f, "the answer to %q must be one of %s", q.ID, strings.Join(q.Options, ", "))
+			}
+		default:
+			var s string
+			if json.Unmarshal(raw, &s) != nil || strings.TrimSpace(s) == "" || len(s) > 2000 {
+				return Invalid(f, "the answer to %q must be a non-empty text of at most 2000 characters", q.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// addDocument stores an image and records it on the applicant, replacing a
+// document of the same kind, side and type (liveness frames accumulate).
+func (t *txn) addDocument(env Env, a *diskApplicant, l Level, u upload) error {
+	if u.kind != StepLiveness {
+		if err := t.dropDocuments(env, a, func(d Document) bool {
+			return d.Kind == u.kind && string(d.Side) == u.side && (u.kind != StepCompanyDocs || string(d.DocType) == u.docType)
+		}); err != nil {
+			return err
+		}
+	}
+	images := t.env(env, "images")
+	if images.Get([]byte(u.img.SHA256)) == nil {
+		if err := images.Put([]byte(u.img.SHA256), u.img.Data); err != nil {
+			return err
+		}
+	}
+	if err := t.env(env, "image_owners").Put([]byte(u.img.SHA256+"|"+a.ID), []byte(u.kind)); err != nil {
+		return err
+	}
+	a.Documents = append(a.Documents, Document{Kind: u.kind, Side: NullString(u.side), DocType: NullString(u.docType),
+		UploadedAtUtc: At(t.now), SHA256: u.img.SHA256, ContentType: u.img.ContentType})
+	a.dataArrived(u.kind, l, t.now)
+	return nil
+}
+
+// dropDocuments removes the applicant's documents that match, and their
+// images once nothing refers to them.
+func (t *txn) dropDocuments(env Env, a *diskApplicant, match func(Document) bool) error {
+	kept := a.Documents[:0]
+	var gone []string
+	for _, d := range a.Documents {
+		if match(d) {
+			gone = append(gone, d.SHA256)
+			continue
+		}
+		kept = append(kept, d)
+	}
+	a.Documents = kept
+	for _, sha := range gone {
+		still := false
+		for _, d := range a.Documents {
+			still = still || d.SHA256 == sha
+		}
+		if still {
+			continue
+		}
+		if err := t.releaseImage(env, a.ID, sha); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releaseImage removes applicant id's claim on an image and the bytes once
+// no applicant claims it.
+func (t *txn) releaseImage(env Env, applicantID, sha string) error {
+	owners := t.env(env, "image_owners")
+	if err := owners.Delete([]byte(sha + "|" + applicantID)); err != nil {
+		return err
+	}
+	prefix := []byte(sha + "|")
+	if k, _ := owners.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
+		return nil
+	}
+	return t.env(env, "images").Delete([]byte(sha))
+}
+
+// DocumentInput is the body of POST …/documents.
+type DocumentInput struct {
+	Kind    string `json:"kind"`
+	Side    string `json:"side"`
+	DocType string `json:"docType"`
+	Image   string `json:"image"`
+}
+
+// AddDocument adds one document to a step of the applicant's level. Returns
+// the document; EINVALID naming the field, ENOTFOUND, ECONFLICT.
+func (s *Store) AddDocument(env Env, extID string, in DocumentInput) (Document, error) {
+	a, l, err := s.prepare(env, extID)
+	if err != nil {
+		return Document{}, err
+	}
+	kinds := []string{}
+	for _, st := range l.Steps {
+		if !screeningStep(st.Kind) && st.Kind != StepQuestionnaire {
+			kinds = append(kinds, st.Kind)
+		}
+	}
+	if !inList(kinds, in.Kind) {
+		return Document{}, Invalid("kind", "kind must be a document step of level %s: %s", l.Name, strings.Join(kinds, ", "))
+	}
+	switch in.Kind {
+	case StepIdentityDoc:
+		if in.Side == "" {
+			in.Side = "front"
+		}
+		if in.Side != "front" && in.Side != "back" {
+			return Document{}, Invalid("side", "side must be front or back")
+		}
+		if in.DocType != "" && !inList(idDocTypes(), in.DocType) {
+			return Document{}, Invalid("docType", "docType must be one of %s", strings.Join(idDocTypes(), ", "))
+		}
+	case StepCompanyDocs:
+		if !validDocType(in.DocType) {
+			return Document{}, Invalid("docType", "docType is required for company_docs, e.g. certificate_of_incorporation")
+		}
+	default:
+		if in.Side != "" {
+			return Document{}, Invalid("side", "side applies only to identity_doc")
+		}
+		if in.DocType != "" && !validDocType(strings.ToLower(in.DocType)) {
+			return Document{}, Invalid("docType", "docType must be 1-64 characters of a-z0-9_")
+		}
+	}
+	if in.Image == "" {
+		return Document{}, Invalid("image", "image is required")
+	}
+	img, err := DecodeImage("image", in.Image, in.Kind != StepSelfie && in.Kind != StepLiveness)
+	if err != nil {
+		return Document{}, err
+	}
+	var out Document
+	err = s.update(func(t *txn) error {
+		a, err := t.getApplicant(env, a.ExternalID)
+		if err != nil {
+			return err
+		}
+		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		if err := t.addDocument(env, a, l, upload{kind: in.Kind, side: in.Side, docType: in.DocType, img: img}); err != nil {
+			return err
+		}
+		out = a.Documents[len(a.Documents)-1]
+		if err := t.appendInternal(env, a.ID, "document.added", map[string]any{"kind": in.Kind, "sha256": img.SHA256}); err != nil {
+			return err
+		}
+		return t.save(env, a)
+	})
+	return out, err
+}

@@ -1,0 +1,134 @@
+package store
+
+import "time"
+
+// The dispatcher's side of the outbox: what one attempt of a claimed
+// delivery needs (DeliveryTask, read when Due claims the job) and the record
+// of its outcome (RecordAttempt).
+
+// DeliveryTask is what the dispatcher needs to make one attempt.
+type DeliveryTask struct {
+	DeliveryID   string
+	EventID      string
+	EventType    string
+	Destination  string
+	URL          string // "" when the destination is no longer configured
+	Secret       string
+	Payload      []byte
+	Attempt      int // number of this attempt, counting every attempt so far
+	RoundAttempt int // number of this attempt within the current round
+}
+
+// destination is where a destination's deliveries go now.
+type destination struct{ url, secret string }
+
+// deliveryTask reads what it takes to send the delivery of j. dests caches
+// the destinations read so far in this transaction.
+func (t *txn) deliveryTask(j Job, dests map[string]destination) (*DeliveryTask, error) {
+	d, err := t.getDelivery(j.Env, j.ID)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := t.eventPayload(j.Env, d)
+	if err != nil {
+		return nil, err
+	}
+	task := &DeliveryTask{
+		DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType,
+		Destination: d.Destination, Payload: payload,
+		Attempt: d.AttemptCount + 1, RoundAttempt: d.AttemptCount - d.RoundStart + 1,
+	}
+	key := string(j.Env) + "|" + d.Destination
+	dest, ok := dests[key]
+	if !ok {
+		switch d.Destination {
+		case DestCustody:
+			cfg, err := t.webhookConfig(j.Env)
+			if err != nil {
+				return nil, err
+			}
+			dest = destination{cfg.URL, cfg.Secret}
+		case DestKYC:
+			cb, err := t.callback()
+			if err != nil {
+				return nil, err
+			}
+			dest = destination{cb.URL, cb.Secret}
+		}
+		dests[key] = dest
+	}
+	task.URL, task.Secret = dest.url, dest.secret
+	return task, nil
+}
+
+// AttemptResult is the outcome of one delivery attempt.
+type AttemptResult struct {
+	RequestURL   string
+	StatusCode   int // 0 when no response arrived
+	ResponseBody *string
+	Error        string // why it failed; "" on success
+	Duration     time.Duration
+	At           time.Time
+	Success      bool
+	RetryAt      time.Time // failed: when the next attempt is due; zero makes the delivery dead
+}
+
+// RecordAttempt records an attempt of the delivery claimed at j and moves the
+// delivery to delivered, failed (rescheduled at RetryAt) or dead. Returns
+// ENOTFOUND for an unknown delivery.
+func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
+	return s.update(func(t *txn) error {
+		d, err := t.getDelivery(j.Env, j.ID)
+		if err != nil {
+			return err
+		}
+		a := Attempt{ID: newID(), AttemptNumber: d.AttemptCount + 1, RequestURL: r.RequestURL,
+			ResponseBody: r.ResponseBody, DurationMs: r.Duration.Milliseconds(), AttemptedAt: At(r.At), Success: r.Success}
+		if r.StatusCode != 0 {
+			code := r.StatusCode
+			a.HTTPStatusCode = &code
+		}
+		if r.Error != "" {
+			msg := r.Error
+			a.ErrorMessage = &msg
+		}
+		d.Attempts = append(d.Attempts, a)
+		d.AttemptCount++
+		d.LastAttemptAt = a.AttemptedAt
+		// The claimed key is still current unless a manual retry moved the
+		// delivery meanwhile; then the retry's schedule stands.
+		current := string(d.ScheduleKey) == string(j.Key)
+		if current {
+			if err := t.unschedule(j.Key); err != nil {
+				return err
+			}
+			d.ScheduleKey = nil
+			d.NextAttemptAt = Time{}
+		}
+		switch {
+		case r.Success:
+			d.Status, d.DeliveredAt, d.LastError = DeliveryDelivered, a.AttemptedAt, nil
+			if !current {
+				if err := t.unschedule(d.ScheduleKey); err != nil {
+					return err
+				}
+				d.ScheduleKey, d.NextAttemptAt = nil, Time{}
+			}
+		case !current:
+			// A manual retry re-queued the delivery during this attempt,
+			// which belongs to the round before: the new round keeps all
+			// of its attempts.
+			d.LastError = a.ErrorMessage
+			d.RoundStart++
+		case r.RetryAt.IsZero():
+			d.Status, d.LastError = DeliveryDead, a.ErrorMessage
+		default:
+			d.Status, d.LastError = DeliveryFailed, a.ErrorMessage
+			if d.ScheduleKey, err = t.schedule(r.RetryAt, JobDelivery, j.Env, d.ID); err != nil {
+				return err
+			}
+			d.NextAttemptAt = At(r.RetryAt)
+		}
+		return t.putDelivery(j.Env, d)
+	})
+}

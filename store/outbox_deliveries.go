@@ -1,0 +1,340 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// Delivery destinations.
+const (
+	DestCustody = "custody" // the PUT /webhooks/outbound URL
+	DestKYC     = "kyc"     // the [kyc] callback URL
+)
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+	DeliveryDead      = "dead"
+)
+
+// Event is one business event with the exact bytes of its envelope. The
+// events bucket stores only those bytes, under the event's sequence, so
+// events append to the bucket's last page; the envelope carries every other
+// field.
+type Event struct {
+	Seq        uint64
+	ID         string
+	EventType  string
+	EntityType string
+	EntityID   string
+	Timestamp  Time
+	Payload    []byte
+}
+
+// envelope is the body of every delivery, compact JSON fixed at enqueue.
+type envelope struct {
+	ID         string `json:"id"`
+	EventType  string `json:"eventType"`
+	EntityType string `json:"entityType"`
+	EntityID   string `json:"entityId"`
+	Timestamp  Time   `json:"timestamp"`
+	Data       any    `json:"data"`
+}
+
+// DeliverySummary is a delivery as lists show it.
+type DeliverySummary struct {
+	ID            string  `json:"id"`
+	EventID       string  `json:"eventId"`
+	EventType     string  `json:"eventType"`
+	EntityType    string  `json:"entityType"`
+	EntityID      string  `json:"entityId"`
+	Destination   string  `json:"destination"`
+	Status        string  `json:"status"`
+	AttemptCount  int     `json:"attemptCount"`
+	LastAttemptAt Time    `json:"lastAttemptAt"`
+	LastError     *string `json:"lastError"`
+	CreatedAt     Time    `json:"createdAt"`
+	DeliveredAt   Time    `json:"deliveredAt"`
+	NextAttemptAt Time    `json:"nextAttemptAt"`
+}
+
+// Delivery is one (event, destination) pair with its attempts.
+type Delivery struct {
+	DeliverySummary
+	Payload  string    `json:"payload"`
+	Attempts []Attempt `json:"attempts"`
+}
+
+// Attempt is one HTTP attempt of a delivery.
+type Attempt struct {
+	ID             string  `json:"id"`
+	AttemptNumber  int     `json:"attemptNumber"`
+	RequestURL     string  `json:"requestUrl"`
+	HTTPStatusCode *int    `json:"httpStatusCode"`
+	ResponseBody   *string `json:"responseBody"`
+	ErrorMessage   *string `json:"errorMessage"`
+	DurationMs     int64   `json:"durationMs"`
+	AttemptedAt    Time    `json:"attemptedAt"`
+	Success        bool    `json:"success"`
+}
+
+type diskDelivery struct {
+	DeliverySummary
+	Attempts    []Attempt `json:"attempts"`
+	Seq         uint64    `json:"seq"`
+	EventSeq    uint64    `json:"eventSeq"`   // key of the event in the events bucket
+	RoundStart  int       `json:"roundStart"` // attemptCount when the current round began
+	ScheduleKey []byte    `json:"scheduleKey,omitempty"`
+}
+
+func (t *txn) getDelivery(env Env, id string) (diskDelivery, error) {
+	var d diskDelivery
+	b := t.env(env, "deliveries").Get([]byte(id))
+	if b == nil {
+		return d, NotFound("delivery", id)
+	}
+	return d, json.Unmarshal(b, &d)
+}
+
+func (t *txn) putDelivery(env Env, d diskDelivery) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return t.env(env, "deliveries").Put([]byte(d.ID), b)
+}
+
+// eventPayload returns a copy of the envelope bytes of delivery d's event.
+func (t *txn) eventPayload(env Env, d diskDelivery) ([]byte, error) {
+	b := t.env(env, "events").Get(itob(d.EventSeq))
+	if b == nil {
+		return nil, NotFound("event", d.EventID)
+	}
+	return bytes.Clone(b), nil
+}
+
+// enqueue records an event and, when dest is configured (and, for custody,
+// subscribed to eventType), a delivery due now. It is the only way events
+// are made, so every business change and its event share one transaction.
+func (t *txn) enqueue(env Env, dest, eventType, entityType, entityID string, data any) error {
+	ev, err := t.putEvent(env, eventType, entityType, entityID, data)
+	if err != nil || !t.wants(env, dest, eventType) {
+		return err
+	}
+	_, err = t.createDelivery(env, dest, ev, newID())
+	return err
+}
+
+// putEvent stores an event's envelope bytes, fixed from now on.
+func (t *txn) putEvent(env Env, eventType, entityType, entityID string, data any) (Event, error) {
+	ev := Event{ID: newID(), EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: At(t.now)}
+	var err error
+	ev.Payload, err = json.Marshal(envelope{ID: ev.ID, EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: ev.Timestamp, Data: data})
+	if err != nil {
+		return Event{}, err
+	}
+	b := t.env(env, "events")
+	if ev.Seq, err = b.NextSequence(); err != nil {
+		return Event{}, err
+	}
+	return ev, b.Put(itob(ev.Seq), ev.Payload)
+}
+
+func (t *txn) createDelivery(env Env, dest string, ev Event, id string) (string, error) {
+	d := diskDelivery{DeliverySummary: DeliverySummary{
+		ID: id, EventID: ev.ID, EventType: ev.EventType, EntityType: ev.EntityType, EntityID: ev.EntityID,
+		Destination: dest, Status: DeliveryPending, CreatedAt: At(t.now), NextAttemptAt: At(t.now),
+	}, EventSeq: ev.Seq}
+	var err error
+	if d.Seq, err = index(t.env(env, "deliveries_idx"), d.ID); err != nil {
+		return "", err
+	}
+	entity := dest + "|" + ev.EntityType + "|" + ev.EntityID
+	if d.ScheduleKey, err = t.scheduleEntity(t.now, JobDelivery, env, d.ID, entity); err != nil {
+		return "", err
+	}
+	return d.ID, t.putDelivery(env, d)
+}
+
+// wants reports whether dest is configured and subscribed to eventType.
+func (t *txn) wants(env Env, dest, eventType string) bool {
+	switch dest {
+	case DestCustody:
+		cfg, err := t.webhookConfig(env)
+		if err != nil || cfg.URL == "" {
+			return false
+		}
+		if cfg.Subscribed == nil {
+			return true
+		}
+		for _, s := range cfg.Subscribed {
+			if s == eventType {
+				return true
+			}
+		}
+		return false
+	case DestKYC:
+		cb, err := t.callback()
+		return err == nil && cb.URL != ""
+	}
+	return false
+}
+
+// Delivery returns one delivery with its payload and attempts. Returns
+// ENOTFOUND for an unknown id.
+func (s *Store) Delivery(env Env, id string) (Delivery, error) {
+	var out Delivery
+	err := s.view(func(t *txn) error {
+		d, err := t.getDelivery(env, id)
+		if err != nil {
+			return err
+		}
+		payload, err := t.eventPayload(env, d)
+		if err != nil {
+			return err
+		}
+		out = Delivery{DeliverySummary: d.DeliverySummary, Payload: string(payload), Attempts: d.Attempts}
+		if out.Attempts == nil {
+			out.Attempts = []Attempt{}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeliveryFilter selects deliveries; empty fields match everything.
+type DeliveryFilter struct {
+	Status      string
+	EventType   string
+	Destination string
+	EntityID    string
+	Since       time.Time // createdAt at or after
+	Until       time.Time // createdAt before
+}
+
+func (f DeliveryFilter) match(d DeliverySummary) bool {
+	return (f.Status == "" || d.Status == f.Status) &&
+		(f.EventType == "" || d.EventType == f.EventType) &&
+		(f.Destination == "" || d.Destination == f.Destination) &&
+		(f.EntityID == "" || d.EntityID == f.EntityID) &&
+		(f.Since.IsZero() || !d.CreatedAt.Before(f.Since)) &&
+		(f.Until.IsZero() || d.CreatedAt.Before(f.Until))
+}
+
+// Deliveries lists deliveries newest first.
+func (s *Store) Deliveries(env Env, f DeliveryFilter, p Page) ([]DeliverySummary, *string, error) {
+	out := []DeliverySummary{}
+	var next *string
+	err := s.view(func(t *txn) error {
+		var err error
+		next, err = scanIndex(t.env(env, "deliveries_idx"), p, func(id []byte) (bool, error) {
+			d, err := t.getDelivery(env, string(id))
+			if err != nil {
+				return false, err
+			}
+			if !f.match(d.DeliverySummary) {
+				return false, nil
+			}
+			out = append(out, d.DeliverySummary)
+			return true, nil
+		})
+		return err
+	})
+	return out, next, err
+}
+
+// requeue makes a failed or dead delivery pending and due now, with a fresh
+// round of automatic attempts.
+func (t *txn) requeue(env Env, d diskDelivery) error {
+	if err := t.unschedule(d.ScheduleKey); err != nil {
+		return err
+	}
+	var err error
+	if d.ScheduleKey, err = t.schedule(t.now, JobDelivery, env, d.ID); err != nil {
+		return err
+	}
+	d.Status, d.RoundStart, d.NextAttemptAt = DeliveryPending, d.AttemptCount, At(t.now)
+	return t.putDelivery(env, d)
+}
+
+// RetryDelivery re-queues a failed or dead delivery. Returns ENOTFOUND for
+// an unknown id and ECONFLICT for a pending or delivered one.
+func (s *Store) RetryDelivery(env Env, id string) (DeliverySummary, error) {
+	var out DeliverySummary
+	err := s.update(func(t *txn) error {
+		d, err := t.getDelivery(env, id)
+		if err != nil {
+			return err
+		}
+		if d.Status != DeliveryFailed && d.Status != DeliveryDead {
+			return Conflict("delivery_not_retryable", "delivery %s is %s; only failed or dead deliveries can be retried", id, d.Status)
+		}
+		if err := t.requeue(env, d); err != nil {
+			return err
+		}
+		d, err = t.getDelivery(env, id)
+		out = d.DeliverySummary
+		return err
+	})
+	return out, err
+}
+
+// RetryDeliveries re-queues every failed or dead delivery that f selects and
+// returns how many. Returns EINVALID unless f.Status is failed or dead.
+func (s *Store) RetryDeliveries(env Env, f DeliveryFilter) (int, error) {
+	if f.Status != DeliveryFailed && f.Status != DeliveryDead {
+		return 0, Invalid("status", "status must be failed or dead")
+	}
+	n := 0
+	err := s.update(func(t *txn) error {
+		n = 0
+		var matches []diskDelivery
+		err := t.env(env, "deliveries").ForEach(func(_, v []byte) error {
+			var d diskDelivery
+			if err := json.Unmarshal(v, &d); err != nil {
+				return err
+			}
+			if f.match(d.DeliverySummary) {
+				matches = append(matches, d)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, d := range matches {
+			if err := t.requeue(env, d); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// SendTestEvent enqueues a webhook.test event to the custody URL and returns
+// its delivery id. Returns ECONFLICT webhook_not_configured without a URL.
+func (s *Store) SendTestEvent(env Env) (string, error) {
+	var id string
+	err := s.update(func(t *txn) error {
+		cfg, err := t.webhookConfig(env)
+		if err != nil {
+			return err
+		}
+		if cfg.URL == "" {
+			return Conflict("webhook_not_configured", "no webhook URL is configured; PUT /webhooks/outbound first")
+		}
+		id = newID()
+		ev, err := t.putEvent(env, "webhook.test", "webhook", id, map[string]any{"message": "This is a test event from complybox.", "sentAt": At(t.now)})
+		if err != nil {
+			return err
+		}
+		_, err = t.createDelivery(env, DestCustody, ev, id)
+		return err
+	})
+	return id, err
+}

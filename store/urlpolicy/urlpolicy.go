@@ -1,0 +1,145 @@
+// Package urlpolicy decides which webhook destinations complybox may call:
+// the store applies it when a URL is configured and the dispatcher again to
+// every address it connects to, so a name cannot be rebound to a private
+// address after it was accepted. Its errors are *FieldError naming the
+// offending field.
+package urlpolicy
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// MaxLength bounds the length of a webhook URL.
+const MaxLength = 2048
+
+// Policy is the webhook URL policy of one instance.
+type Policy struct {
+	// AllowHTTP says when plain http is allowed: "always", "loopback"
+	// (loopback hosts only) or "never", which also refuses loopback hosts.
+	// Anything else refuses plain http.
+	AllowHTTP string
+	// AllowPrivateNetworks lets a URL reach private, link-local, shared and
+	// ULA addresses.
+	AllowPrivateNetworks bool
+}
+
+// FieldError reports a URL the policy refuses. Message is human-readable and
+// names the field.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// Error returns the message.
+func (e *FieldError) Error() string { return e.Message }
+
+// invalid returns a *FieldError naming field.
+func invalid(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Check applies the policy to raw, the URL given in field: http(s) only,
+// http only as AllowHTTP says, loopback only unless AllowHTTP is "never",
+// private networks only when allowed. A host that does not resolve now is
+// taken as public. Returns a *FieldError naming field.
+func (p Policy) Check(ctx context.Context, field, raw string) error {
+	if raw == "" {
+		return invalid(field, "%s is required", field)
+	}
+	if len(raw) > MaxLength {
+		return invalid(field, "%s must be at most %d characters", field, MaxLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || !u.IsAbs() {
+		return invalid(field, "%s must be an absolute https URL", field)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return invalid(field, "%s must use https", field)
+	}
+	if u.User != nil {
+		return invalid(field, "%s must not carry credentials", field)
+	}
+	// A host that does not resolve now (an offline appliance, a name not
+	// yet published) is taken as public: the dispatcher checks every
+	// address again when it connects.
+	ips, _ := resolve(ctx, u.Hostname())
+	loopback := len(ips) > 0
+	for _, ip := range ips {
+		switch {
+		case ip.IsLoopback():
+			if p.AllowHTTP == "never" {
+				return invalid(field, "%s resolves to a loopback address, which allow_http = \"never\" forbids", field)
+			}
+		case isPrivate(ip):
+			loopback = false
+			if !p.AllowPrivateNetworks {
+				return invalid(field, "%s resolves to a private network address", field)
+			}
+		default:
+			loopback = false
+		}
+	}
+	if u.Scheme == "http" {
+		switch p.AllowHTTP {
+		case "always":
+		case "loopback":
+			if !loopback {
+				return invalid(field, "%s must use https (plain http is allowed only for loopback)", field)
+			}
+		default:
+			return invalid(field, "%s must use https", field)
+		}
+	}
+	return nil
+}
+
+// Disallowed reports whether a connection to ip must be refused under the
+// policy (guards against DNS rebinding after validation).
+func (p Policy) Disallowed(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if ip.IsLoopback() {
+		return p.AllowHTTP == "never"
+	}
+	return isPrivate(ip) && !p.AllowPrivateNetworks
+}
+
+// isPrivate reports addresses a webhook must not reach unless allowed:
+// private ranges, link-local, unspecified, multicast, shared and ULA space.
+func isPrivate(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
+		return true
+	}
+	cgnat := netip.MustParsePrefix("100.64.0.0/10")
+	return cgnat.Contains(ip)
+}
+
+// resolve returns the addresses of host: the address itself for an IP
+// literal, 127.0.0.1 for localhost, else a DNS lookup bounded to 3 s.
+func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{ip}, nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if ip, ok := netip.AddrFromSlice(a.IP); ok {
+			out = append(out, ip)
+		}
+	}
+	return out, nil
+}
