@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/complybox/complybox/dispatch"
 	"github.com/complybox/complybox/server"
 	"github.com/complybox/complybox/store"
@@ -56,7 +58,7 @@ func boot(t testing.TB, mods ...func(*bootOptions)) *node {
 		now = o.clock.Now
 	}
 	logger := slog.New(slog.DiscardHandler)
-	st, err := store.Open(o.path, store.Options{Now: now, Logger: logger, Settings: o.settings})
+	st, err := store.Open(o.path, store.Options{Now: now, Logger: logger, Settings: o.settings, PasswordCost: bcrypt.MinCost})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
