@@ -17,7 +17,7 @@ import (
 )
 
 // sweepRoute is one line of routes.go: its method, path and how it is
-// guarded (api, admin, public, sdkAPI, ui or console).
+// guarded (api, admin, public, sdkAPI for ui.API, ui or console).
 type sweepRoute struct {
 	method, path, guard string
 }
@@ -29,11 +29,13 @@ func sweepRoutes(t *testing.T) []sweepRoute {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`r\.(GET|POST|PUT|PATCH|DELETE)\("([^"]+)", (s\.(api|admin|public|sdkAPI)|ui\.|c\.)`)
+	re := regexp.MustCompile(`r\.(GET|POST|PUT|PATCH|DELETE)\("([^"]+)", (s\.(api|admin|public)\(|ui\.API\(|ui\.|c\.)`)
 	var out []sweepRoute
 	for _, m := range re.FindAllStringSubmatch(string(src), -1) {
 		g := m[4]
 		switch {
+		case m[3] == "ui.API(":
+			g = "sdkAPI"
 		case strings.HasPrefix(m[3], "ui."):
 			g = "ui"
 		case strings.HasPrefix(m[3], "c."):

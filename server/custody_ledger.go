@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
@@ -22,18 +23,18 @@ func idem(r *request, body []byte) store.Idem {
 // decodeIdem reads the body into v and returns the request's idempotency
 // key with the body's hash.
 func decodeIdem(r *request, v any) (store.Idem, error) {
-	b, err := readBody(r.Request)
+	b, err := wire.ReadBody(r.Request)
 	if err != nil {
 		return store.Idem{}, err
 	}
 	if len(r.Header.Get("Idempotency-Key")) > 255 {
 		return store.Idem{}, store.Invalid("Idempotency-Key", "Idempotency-Key is longer than 255 characters")
 	}
-	return idem(r, b), decodeBytes(b, v)
+	return idem(r, b), wire.DecodeBytes(b, v)
 }
 
 func (s *Server) listAssets(w http.ResponseWriter, r *request) error {
-	p, err := page(r.Request)
+	p, err := wire.Page(r.Request)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (s *Server) createVault(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) listVaults(w http.ResponseWriter, r *request) error {
-	p, err := page(r.Request)
+	p, err := wire.Page(r.Request)
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func (s *Server) createWallet(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) listWallets(w http.ResponseWriter, r *request) error {
-	p, err := page(r.Request)
+	p, err := wire.Page(r.Request)
 	if err != nil {
 		return err
 	}
@@ -191,7 +192,7 @@ func (s *Server) createDeposit(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) listTransactions(w http.ResponseWriter, r *request) error {
-	p, err := page(r.Request)
+	p, err := wire.Page(r.Request)
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func (s *Server) advanceTransaction(w http.ResponseWriter, r *request) error {
 	if err := sandboxOnly(r); err != nil {
 		return err
 	}
-	if err := decode(r.Request, &struct{}{}); err != nil {
+	if err := wire.Decode(r.Request, &struct{}{}); err != nil {
 		return err
 	}
 	x, err := s.store.AdvanceTransaction(r.env, r.params.ByName("id"))
@@ -243,7 +244,7 @@ func (s *Server) failTransaction(w http.ResponseWriter, r *request) error {
 	var in struct {
 		Reason *string `json:"reason"`
 	}
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	reason := "Failed on request"
@@ -262,7 +263,7 @@ func (s *Server) failTransaction(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) cancelTransaction(w http.ResponseWriter, r *request) error {
-	if err := decode(r.Request, &struct{}{}); err != nil {
+	if err := wire.Decode(r.Request, &struct{}{}); err != nil {
 		return err
 	}
 	x, err := s.store.CancelTransaction(r.env, r.params.ByName("id"))

@@ -3,14 +3,16 @@ package server
 import (
 	"net/http"
 	"net/url"
-	"strconv"
+	"strings"
+	"time"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
 func (s *Server) createApplicant(w http.ResponseWriter, r *request) error {
 	var in store.ApplicantInput
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	a, created, err := s.store.CreateApplicant(r.env, in)
@@ -27,7 +29,7 @@ func (s *Server) createApplicant(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) listApplicants(w http.ResponseWriter, r *request) error {
-	p, err := page(r.Request)
+	p, err := wire.Page(r.Request)
 	if err != nil {
 		return err
 	}
@@ -45,21 +47,13 @@ func (s *Server) getApplicant(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, b)
+	wire.RawJSON(w, http.StatusOK, b)
 	return nil
-}
-
-// writeJSON writes JSON bytes rendered by the store, as encode would.
-func writeJSON(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
 }
 
 func (s *Server) patchApplicant(w http.ResponseWriter, r *request) error {
 	var in store.ApplicantInput
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	a, err := s.store.PatchApplicant(r.env, r.params.ByName("id"), in)
@@ -89,7 +83,7 @@ func (s *Server) getCompanyInfo(w http.ResponseWriter, r *request) error {
 
 func (s *Server) patchCompanyInfo(w http.ResponseWriter, r *request) error {
 	var in store.ApplicantInput
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	c, err := s.store.PatchCompanyInfo(r.env, r.params.ByName("id"), in)
@@ -119,7 +113,7 @@ func (s *Server) action(fn func(env store.Env, id string) (store.Applicant, erro
 // drain reads a body that the call ignores, so that an over-limit body
 // still answers 413.
 func drain(r *request) error {
-	_, err := readBody(r.Request)
+	_, err := wire.ReadBody(r.Request)
 	return err
 }
 
@@ -196,7 +190,7 @@ func (s *Server) reviewHistory(w http.ResponseWriter, r *request) error {
 		hq.Since = t
 	}
 	if q.Has("limit") {
-		p, err := page(r.Request)
+		p, err := wire.Page(r.Request)
 		if err != nil {
 			return err
 		}
@@ -210,5 +204,32 @@ func (s *Server) reviewHistory(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	s.encode(w, http.StatusOK, h)
+	return nil
+}
+
+// parseSince reads the review-history since parameter: an ISO 8601
+// timestamp with an offset (a "+" left unencoded in the query arrives as a
+// space and is taken back), a timestamp without an offset (UTC), or a
+// calendar date (its midnight UTC).
+func parseSince(v string) (time.Time, bool) {
+	v = strings.TrimSpace(v)
+	if i := strings.LastIndexByte(v, ' '); i > 0 && strings.Contains(v[:i], "T") {
+		v = v[:i] + "+" + v[i+1:]
+	}
+	if t, ok := store.ParseTime(v); ok {
+		return t, true
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// kycCatalog serves GET /v1/webhooks/events/catalog: the applicant events
+// (SPEC §3.7).
+func (s *Server) kycCatalog(w http.ResponseWriter, r *request) error {
+	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.KYCCatalog()})
 	return nil
 }

@@ -3,11 +3,12 @@ package server
 import (
 	"net/http"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
 func (s *Server) listLevels(w http.ResponseWriter, r *request) error {
-	p, err := page(r.Request)
+	p, err := wire.Page(r.Request)
 	if err != nil {
 		return err
 	}
@@ -30,7 +31,7 @@ func (s *Server) getLevel(w http.ResponseWriter, r *request) error {
 
 func (s *Server) createLevel(w http.ResponseWriter, r *request) error {
 	var in store.Level
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	l, err := s.store.CreateLevel(r.env, in)
@@ -44,7 +45,7 @@ func (s *Server) createLevel(w http.ResponseWriter, r *request) error {
 
 func (s *Server) patchLevel(w http.ResponseWriter, r *request) error {
 	var in store.LevelPatch
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	l, err := s.store.PatchLevel(r.env, r.params.ByName("levelName"), in)

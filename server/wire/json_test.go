@@ -1,16 +1,13 @@
-package server
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/complybox/complybox/store"
 )
@@ -51,8 +48,8 @@ type fuzzBody struct {
 // that the fuzzer reaches it.
 const fuzzLimit = 512
 
-// FuzzDecodeBody feeds arbitrary bytes to decodeBytes, and through a limited
-// reader to decode: neither may panic, and every failure must be an
+// FuzzDecodeBody feeds arbitrary bytes to DecodeBytes, and through a limited
+// reader to Decode: neither may panic, and every failure must be an
 // EINVALID (naming the field when a value has the wrong type) or ETOOLARGE
 // *store.Error, never an internal error.
 func FuzzDecodeBody(f *testing.F) {
@@ -70,7 +67,7 @@ func FuzzDecodeBody(f *testing.F) {
 	f.Add([]byte(`{"raw":` + strings.Repeat("[", 600) + `}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var v fuzzBody
-		err := decodeBytes(body, &v)
+		err := DecodeBytes(body, &v)
 		checkDecodeError(t, err, store.EINVALID)
 		if err == nil {
 			if _, err := json.Marshal(v); err != nil {
@@ -81,7 +78,7 @@ func FuzzDecodeBody(f *testing.F) {
 		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 		r.Body = http.MaxBytesReader(nil, r.Body, fuzzLimit)
 		var w fuzzBody
-		err = decode(r, &w)
+		err = Decode(r, &w)
 		if len(body) > fuzzLimit {
 			if store.ErrorCode(err) != store.ETOOLARGE {
 				t.Fatalf("a %d byte body over the %d byte limit gave %v", len(body), fuzzLimit, err)
@@ -136,33 +133,17 @@ func TestDecodeTypeErrorsNameTheField(t *testing.T) {
 		{`{"strings":{}}`, "strings", "must be of type array"},
 	} {
 		var v fuzzBody
-		err := decodeBytes([]byte(c.body), &v)
+		err := DecodeBytes([]byte(c.body), &v)
 		var e *store.Error
 		if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != c.field || !strings.Contains(e.Message, c.want) {
 			t.Errorf("%s: got %#v, want EINVALID field %q with %q", c.body, e, c.field, c.want)
 		}
 	}
 	var v fuzzBody
-	if err := decodeBytes([]byte(`{"at":"2026-11-21T05:17:44.123Z","atPtr":"2026-11-21T06:17:44+01:00"}`), &v); err != nil {
+	if err := DecodeBytes([]byte(`{"at":"2026-11-21T05:17:44.123Z","atPtr":"2026-11-21T06:17:44+01:00"}`), &v); err != nil {
 		t.Fatal(err)
 	}
 	if v.At.String() != "2026-11-21T05:17:44.123Z" || v.AtPtr.String() != "2026-11-21T05:17:44.000Z" {
 		t.Errorf("decoded %v %v", v.At, v.AtPtr)
-	}
-}
-
-// TestRateLimitRetryAfter: every 429 carries Retry-After in whole seconds,
-// rounded up, and at least 1.
-func TestRateLimitRetryAfter(t *testing.T) {
-	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	for _, c := range []struct {
-		after time.Duration
-		want  string
-	}{{0, "1"}, {200 * time.Millisecond, "1"}, {1200 * time.Millisecond, "2"}, {time.Hour, "3600"}} {
-		w := httptest.NewRecorder()
-		s.writeError(w, httptest.NewRequest("POST", "/", nil), &store.Error{Code: store.ERATELIMIT, Reason: "rate_limited", Message: "slow down", RetryAfter: c.after})
-		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != c.want {
-			t.Errorf("RetryAfter %s: %d Retry-After %q, want 429 %q", c.after, w.Code, w.Header().Get("Retry-After"), c.want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package hostedui
 
 import "strings"
 

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
@@ -11,7 +12,7 @@ import (
 
 func (s *Server) addUbo(w http.ResponseWriter, r *request) error {
 	var in store.UboInput
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	out, err := s.store.AddUbo(r.env, r.params.ByName("id"), in, store.SourceAPI)
@@ -23,7 +24,7 @@ func (s *Server) addUbo(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) listUbos(w http.ResponseWriter, r *request) error {
-	p, err := page(r.Request)
+	p, err := wire.Page(r.Request)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func (s *Server) getUbo(w http.ResponseWriter, r *request) error {
 
 func (s *Server) patchUbo(w http.ResponseWriter, r *request) error {
 	var in store.UboInput
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	out, err := s.store.PatchUbo(r.env, r.params.ByName("id"), r.params.ByName("uboIndex"), in)
@@ -68,7 +69,7 @@ func (s *Server) getCompanyStructure(w http.ResponseWriter, r *request) error {
 
 func (s *Server) patchCompanyStructure(w http.ResponseWriter, r *request) error {
 	var in store.StructureInput
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	out, err := s.store.PatchCompanyStructure(r.env, r.params.ByName("id"), in)
@@ -83,7 +84,7 @@ func (s *Server) patchCompanyStructure(w http.ResponseWriter, r *request) error 
 // and a fresh link after.
 func (s *Server) spawnKYC(w http.ResponseWriter, r *request) error {
 	var in store.LinkInput
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	out, err := s.store.SpawnKYC(r.env, r.cred.Key, r.params.ByName("id"), r.params.ByName("uboIndex"), in)
@@ -100,7 +101,7 @@ func (s *Server) spawnKYC(w http.ResponseWriter, r *request) error {
 
 func (s *Server) regenerateLink(w http.ResponseWriter, r *request) error {
 	var in store.LinkInput
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	out, err := s.store.RegenerateLink(r.env, r.params.ByName("id"), r.params.ByName("uboIndex"), in)

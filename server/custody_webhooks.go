@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
@@ -11,7 +12,7 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *request) error {
 		URL                  *string  `json:"url"`
 		SubscribedEventTypes []string `json:"subscribedEventTypes"`
 	}
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	if in.URL == nil {
@@ -67,7 +68,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	p, err := page(r.Request)
+	p, err := wire.Page(r.Request)
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func (s *Server) postDeliveries(w http.ResponseWriter, r *request) error {
 		Until       string `json:"until"`
 		Destination string `json:"destination"`
 	}
-	if err := decode(r.Request, &in); err != nil {
+	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
 	f := store.DeliveryFilter{Status: in.Status, Destination: in.Destination}
@@ -149,10 +150,5 @@ func (s *Server) postDeliveries(w http.ResponseWriter, r *request) error {
 
 func (s *Server) custodyCatalog(w http.ResponseWriter, r *request) error {
 	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.CustodyCatalog()})
-	return nil
-}
-
-func (s *Server) kycCatalog(w http.ResponseWriter, r *request) error {
-	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.KYCCatalog()})
 	return nil
 }

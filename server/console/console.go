@@ -1,4 +1,11 @@
-package server
+// Package console is the operator console (SPEC 3.9): server-rendered
+// html/template pages with embedded assets, usable without JavaScript. Every
+// page carries a strict Content-Security-Policy and X-Frame-Options DENY;
+// every POST form carries the session's CSRF token; the session cookie is
+// HttpOnly and SameSite=Strict. Sessions and CSRF are this package's; error
+// statuses, Retry-After and request ids come from package wire. It never
+// imports package server.
+package console
 
 import (
 	"bytes"
@@ -9,6 +16,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,16 +26,11 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
-// The operator console (SPEC 3.9): server-rendered html/template pages with
-// embedded assets, usable without JavaScript. Every page carries a strict
-// Content-Security-Policy and X-Frame-Options DENY; every POST form carries
-// the session's CSRF token; the session cookie is HttpOnly and
-// SameSite=Strict.
-
-//go:embed console
+//go:embed templates static
 var consoleFiles embed.FS
 
 // Console cookies.
@@ -37,58 +40,60 @@ const (
 	consoleCSP         = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 
-// console serves the console pages: the templates are parsed once, when the
-// routes are made.
-type console struct {
-	s      *Server
+// Console serves the console pages: the templates are parsed once, by New.
+type Console struct {
+	store  *store.Store
+	log    *slog.Logger
 	pages  map[string]*template.Template
 	static fs.FS
 	secure bool // cookies only over https (public_url is https)
 }
 
-// newConsole parses the console templates.
-func (s *Server) newConsole() *console {
-	c := &console{s: s, pages: map[string]*template.Template{}, secure: strings.HasPrefix(s.cfg.PublicURL, "https://")}
-	static, err := fs.Sub(consoleFiles, "console/static")
+// New parses the console templates. publicURL is the service's public
+// base: over https the cookies are Secure. Internal errors are logged to
+// log.
+func New(st *store.Store, publicURL string, log *slog.Logger) *Console {
+	c := &Console{store: st, log: log, pages: map[string]*template.Template{}, secure: strings.HasPrefix(publicURL, "https://")}
+	static, err := fs.Sub(consoleFiles, "static")
 	if err != nil {
 		panic(err)
 	}
 	c.static = static
-	names, err := fs.Glob(consoleFiles, "console/templates/*.html")
+	names, err := fs.Glob(consoleFiles, "templates/*.html")
 	if err != nil {
 		panic(err)
 	}
 	for _, name := range names {
-		page := strings.TrimSuffix(strings.TrimPrefix(name, "console/templates/"), ".html")
+		page := strings.TrimSuffix(strings.TrimPrefix(name, "templates/"), ".html")
 		if page == "layout" {
 			continue
 		}
 		c.pages[page] = template.Must(template.New("layout.html").Funcs(consoleFuncs()).
-			ParseFS(consoleFiles, "console/templates/layout.html", name))
+			ParseFS(consoleFiles, "templates/layout.html", name))
 	}
 	return c
 }
 
-// consoleRequest is what a console handler gets: the request, its route
+// Request is what a console handler gets: the request, its route
 // parameters, the operator's session and the environment it shows.
-type consoleRequest struct {
+type Request struct {
 	*http.Request
 	params httprouter.Params
 	sess   store.ConsoleSession
 	env    store.Env
 }
 
-// consoleHandler is a console page or action; a returned error is rendered
+// Handler is a console page or action; a returned error is rendered
 // as the error page.
-type consoleHandler func(w http.ResponseWriter, r *consoleRequest) error
+type Handler func(w http.ResponseWriter, r *Request) error
 
-// page wraps h with the console's headers and a live session: without one a
+// Page wraps h with the console's headers and a live session: without one a
 // GET goes to the login page and a POST is 403; a POST also needs the
 // session's CSRF token (403 otherwise).
-func (c *console) page(h consoleHandler) httprouter.Handle {
+func (c *Console) Page(h Handler) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		consoleHeaders(w)
-		cr := &consoleRequest{Request: r, params: ps}
+		cr := &Request{Request: r, params: ps}
 		err := c.authorize(cr)
 		if store.ErrorCode(err) == store.EUNAUTHORIZED {
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -110,12 +115,12 @@ func (c *console) page(h consoleHandler) httprouter.Handle {
 }
 
 // authorize loads the session and, on a POST, checks the CSRF token.
-func (c *console) authorize(r *consoleRequest) error {
+func (c *Console) authorize(r *Request) error {
 	ck, err := r.Cookie(consoleCookie)
 	if err != nil {
 		return store.Errorf(store.EUNAUTHORIZED, "not_logged_in", "log in to the console first")
 	}
-	if r.sess, err = c.s.store.ConsoleSessionByID(ck.Value); err != nil {
+	if r.sess, err = c.store.ConsoleSessionByID(ck.Value); err != nil {
 		return err
 	}
 	r.env = r.sess.Env
@@ -149,11 +154,11 @@ func errCSRF() error {
 	return store.Errorf(store.EFORBIDDEN, "csrf_token_invalid", "the form's security token is missing or wrong; reload the page and try again")
 }
 
-// open wraps a handler that needs no session (the login pages).
-func (c *console) open(h consoleHandler) httprouter.Handle {
+// Open wraps a handler that needs no session (the login pages).
+func (c *Console) Open(h Handler) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		consoleHeaders(w)
-		cr := &consoleRequest{Request: r, params: ps, env: store.Sandbox}
+		cr := &Request{Request: r, params: ps, env: store.Sandbox}
 		if err := h(w, cr); err != nil {
 			c.fail(w, cr, err)
 		}
@@ -183,7 +188,7 @@ type consoleView struct {
 }
 
 // render executes page with data at status.
-func (c *console) render(w http.ResponseWriter, r *consoleRequest, status int, page, title, nav string, data any) error {
+func (c *Console) render(w http.ResponseWriter, r *Request, status int, page, title, nav string, data any) error {
 	t, ok := c.pages[page]
 	if !ok {
 		return store.Errorf(store.EINTERNAL, "", "no console page %q", page)
@@ -202,30 +207,27 @@ func (c *console) render(w http.ResponseWriter, r *consoleRequest, status int, p
 }
 
 // fail renders err as the error page with the status of its code.
-func (c *console) fail(w http.ResponseWriter, r *consoleRequest, err error) {
+func (c *Console) fail(w http.ResponseWriter, r *Request, err error) {
 	e := store.AsError(err)
-	status, ok := statusOf[e.Code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := wire.Status(err)
 	msg := e.Message
 	if e.Code == store.EINTERNAL {
-		c.s.log.Error("console internal error", "method", r.Method, "path", r.URL.Path, "requestId", requestID(r.Request), "err", err)
+		c.log.Error("console internal error", "method", r.Method, "path", r.URL.Path, "requestId", wire.RequestID(r.Request), "err", err)
 		msg = "Something went wrong on our side; the request id is in the logs."
 	}
 	if e.Code == store.ERATELIMIT {
-		setRetryAfter(w, e.RetryAfter)
+		wire.SetRetryAfter(w, e.RetryAfter)
 	}
 	data := map[string]any{"Status": status, "StatusText": http.StatusText(status), "Message": msg, "Field": e.Field,
-		"RequestID": requestID(r.Request)}
+		"RequestID": wire.RequestID(r.Request)}
 	if rerr := c.render(w, r, status, "error", http.StatusText(status), "", data); rerr != nil {
-		c.s.log.Error("console render error page", "err", rerr)
+		c.log.Error("console render error page", "err", rerr)
 		http.Error(w, msg, status)
 	}
 }
 
 // redirect answers a successful POST: 303 to path with a flash code.
-func redirect(w http.ResponseWriter, r *consoleRequest, path, ok string) error {
+func redirect(w http.ResponseWriter, r *Request, path, ok string) error {
 	if ok != "" {
 		sep := "?"
 		if strings.Contains(path, "?") {
@@ -271,14 +273,14 @@ func randomCookieToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func (c *console) cookie(name, value string, maxAge int) *http.Cookie {
+func (c *Console) cookie(name, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{Name: name, Value: value, Path: "/console", MaxAge: maxAge, HttpOnly: true,
 		Secure: c.secure, SameSite: http.SameSiteStrictMode}
 }
 
 // loginToken returns the login form's CSRF token, setting its cookie when
 // the browser has none.
-func (c *console) loginToken(w http.ResponseWriter, r *http.Request) string {
+func (c *Console) loginToken(w http.ResponseWriter, r *http.Request) string {
 	if ck, err := r.Cookie(consoleLoginCookie); err == nil && len(ck.Value) >= 32 {
 		return ck.Value
 	}
@@ -423,4 +425,12 @@ func secretText(secret string) any {
 		}
 	}
 	return template.HTML(secret)
+}
+
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
