@@ -634,25 +634,6 @@ func TestCompanyStructureFlags(t *testing.T) {
 	}
 }
 
-func TestUboOpenAPI(t *testing.T) {
-	in := start(t)
-	var doc struct{ Paths map[string]map[string]any }
-	in.expect(200, "GET", "/openapi.json", nil).json(t, &doc)
-	for path, methods := range map[string][]string{
-		"/v1/applicants/{id}/company-structure":               {"get", "patch"},
-		"/v1/applicants/{id}/ubos":                            {"get", "post"},
-		"/v1/applicants/{id}/ubos/{uboIndex}":                 {"patch"},
-		"/v1/applicants/{id}/ubos/{uboIndex}/spawn-kyc":       {"post"},
-		"/v1/applicants/{id}/ubos/{uboIndex}/regenerate-link": {"post"},
-	} {
-		for _, m := range methods {
-			if doc.Paths[path][m] == nil {
-				t.Errorf("openapi: no %s %s", m, path)
-			}
-		}
-	}
-}
-
 func TestUboRowAfterVerdictReopensCompany(t *testing.T) {
 	in := start(t)
 	rc, secret := in.kycReceiver()
@@ -710,4 +691,99 @@ func TestUboCompanyWaitsForEveryRow(t *testing.T) {
 	if h := in.historyTypes("three"); !slices.Equal(h[:1], want) || slices.Index(h[1:], "applicant.approved:system") >= 0 {
 		t.Fatalf("company history %v: want one applicant.approved, newest", h)
 	}
+}
+
+// TestUboFailedRowPendingOnNewData: a soft-rejected (RETRY) child that sends
+// new data for its steps is no longer failed; its row is pending again, and
+// the company keeps waiting for it.
+func TestUboFailedRowPendingOnNewData(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createCompany("again", "Again", map[string]any{"fullName": "Rita Retry", "roles": []string{"director"}})
+	in.spawn(201, "again", 0, nil)
+	in.expect(200, "POST", "/v1/applicants/again.ubo.1/verify", verifyBody(t, 90))
+	wantReviewed(t, rc.reviewed(t, secret), "again", "RED", "RETRY", "UNSATISFACTORY_PHOTOS")
+	if row := rowOf(t, in.expect(200, "GET", "/v1/applicants/again", nil).m(t), 0); row["enrollmentStatus"] != "failed" {
+		t.Fatalf("row after RETRY %v", row)
+	}
+	in.expect(201, "POST", "/v1/applicants/again.ubo.1/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 91))})
+	in.expect(201, "POST", "/v1/applicants/again.ubo.1/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 220, 220, 92))})
+	wantStatus(t, in.status("again.ubo.1"), "submitted", nil, nil, 1)
+	if row := rowOf(t, in.expect(200, "GET", "/v1/applicants/again", nil).m(t), 0); row["enrollmentStatus"] != "pending" || row["completedAtUtc"] != nil {
+		t.Fatalf("row after new data %v", row)
+	}
+	wantCounts(t, in.structure("again"), false, 1, 0, 1, 0, 0, 1, 0, 0, 1)
+	rc.none(t, 50*time.Millisecond)
+}
+
+// TestUboCompanyClosedByChildCompletesEnrollment: a company enrolled through
+// a hosted-UI session and closed by its last child records
+// enrollment.completed, as one closed by its own steps does.
+func TestUboCompanyClosedByChildCompletesEnrollment(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createCompany("enrolled", "Enrolled", map[string]any{"fullName": "Eve Owner", "roles": []string{"ubo"}, "ownershipPercent": 75})
+	in.sdkSession("enrolled", nil)
+	in.submitCompany("enrolled", 93)
+	in.waitReviewStatus("enrolled", "in_review")
+	in.spawn(201, "enrolled", 0, nil)
+	in.expect(200, "POST", "/v1/applicants/enrolled.ubo.1/verify", verifyBody(t, 94))
+	got := rc.reviewedSet(t, secret, 2)
+	wantReviewed(t, got["enrolled"], nil, "GREEN", nil)
+	h := in.historyTypes("enrolled")
+	if len(h) < 2 || h[0] != "enrollment.completed:system" || h[1] != "applicant.approved:system" {
+		t.Fatalf("company history %v", h)
+	}
+}
+
+// TestUboProduction: in production the company and its child each wait for
+// an operator; the company's own GREEN decision still waits for the child,
+// and the child's decision closes the company.
+func TestUboProduction(t *testing.T) {
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	pk, ps := in.credential("production", "partner")
+	ak, as := in.credential("production", "admin")
+	prod := func(want int, method, path string, body any) *response {
+		t.Helper()
+		return in.expect(want, method, path, body, "X-Api-Key", pk, "X-Api-Secret", ps, "X-Environment", "production")
+	}
+	decide := func(id, answer string) {
+		t.Helper()
+		in.expect(200, "POST", "/v1/admin/applicants/"+id+"/decision", map[string]any{"reviewAnswer": answer}, "X-Api-Key", ak, "X-Api-Secret", as)
+	}
+	status := func(id string) map[string]any {
+		t.Helper()
+		return prod(200, "GET", "/v1/applicants/"+id+"/status", nil).m(t)
+	}
+	prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "pco", "type": "company", "companyName": "Prod Co",
+		"registrationNumber": "HRB 9", "country": "DEU",
+		"ubos": []map[string]any{{"fullName": "Pia Prod", "dateOfBirth": "1980-03-04", "ownershipPercent": 100, "roles": []string{"ubo"}}}})
+	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
+		prod(201, "POST", "/v1/applicants/pco/documents", map[string]any{"kind": "company_docs", "docType": dt,
+			"image": b64(pngImage(t, 210, 210, 300+uint64(i)))})
+	}
+	prod(200, "POST", "/v1/applicants/pco/review", nil)
+	wantStatus(t, status("pco"), "awaitingOperatorReview", nil, nil, 1)
+	decide("pco", "GREEN")
+	wantStatus(t, status("pco"), "in_review", nil, nil, 1)
+
+	var sp spawnResult
+	prod(201, "POST", "/v1/applicants/pco/ubos/0/spawn-kyc", nil).json(t, &sp)
+	if sp.ChildExternalUserID != "pco.ubo.1" {
+		t.Fatalf("spawn %+v", sp)
+	}
+	prod(200, "POST", "/v1/applicants/pco.ubo.1/verify", verifyBody(t, 310))
+	wantStatus(t, status("pco.ubo.1"), "awaitingOperatorReview", nil, nil, 1)
+	in.advance(time.Second)
+	decide("pco.ubo.1", "GREEN")
+	got := rc.reviewedSet(t, secret, 2)
+	wantReviewed(t, got["pco.ubo.1"], "pco", "GREEN", nil)
+	wantReviewed(t, got["pco"], nil, "GREEN", nil)
+	if got["pco"]["environment"] != "production" {
+		t.Fatalf("company event %v", got["pco"])
+	}
+	wantStatus(t, status("pco"), "completed", "GREEN", nil, 1)
+	s := prod(200, "GET", "/v1/applicants/pco/company-structure", nil).m(t)
+	wantCounts(t, s, true, 1, 1, 0, 0, 0, 1, 1, 0, 0)
 }

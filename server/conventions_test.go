@@ -6,10 +6,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -830,5 +833,257 @@ func TestSweepImageLimitOnlyOnUploads(t *testing.T) {
 		if r.Status == 413 || r.Status >= 500 {
 			t.Errorf("POST /v1/applicants/%s/documents with 2 MiB: %d", id, r.Status)
 		}
+	}
+}
+
+// apiError is the error body of every failure.
+type apiError struct {
+	Error struct {
+		Code, Message, Field, RequestID string
+	}
+}
+
+// expectError checks an error answer: status, JSON body with a code, a
+// message and the request id of the X-Request-Id header.
+func expectError(t *testing.T, r *response, status int, code string) apiError {
+	t.Helper()
+	var e apiError
+	if r.Status != status {
+		t.Fatalf("status %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	r.json(t, &e)
+	if (code != "" && e.Error.Code != code) || e.Error.Message == "" || e.Error.RequestID == "" || e.Error.RequestID != r.Header.Get("X-Request-Id") {
+		t.Errorf("error body %s (X-Request-Id %q), want code %q", r.Body, r.Header.Get("X-Request-Id"), code)
+	}
+	return e
+}
+
+func TestConventions(t *testing.T) {
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	in.configureWebhook(rc)
+	id := in.testEvent()
+	rc.next(t)
+
+	t.Run("Unauthorized", func(t *testing.T) {
+		for _, h := range [][]string{
+			{"X-Api-Key", ""},
+			{"X-Api-Secret", ""},
+			{"X-Api-Key", "", "X-Api-Secret", ""},
+			{"X-Api-Secret", "wrong"},
+			{"X-Api-Key", "nope"},
+		} {
+			expectError(t, in.do("GET", "/webhooks/outbound", nil, h...), 401, "unauthorized")
+		}
+		k, s := in.credential(store.Sandbox, store.RolePartner)
+		in.expect(200, "GET", "/webhooks/outbound", nil, "X-Api-Key", k, "X-Api-Secret", s)
+		if err := in.Store.RevokeCredential(k); err != nil {
+			t.Fatal(err)
+		}
+		expectError(t, in.do("GET", "/webhooks/outbound", nil, "X-Api-Key", k, "X-Api-Secret", s), 401, "unauthorized")
+	})
+	t.Run("Environment", func(t *testing.T) {
+		in.expect(200, "GET", "/webhooks/outbound", nil, "X-Environment", "sandbox")
+		expectError(t, in.do("GET", "/webhooks/outbound", nil, "X-Environment", "production"), 403, "")
+		e := expectError(t, in.do("GET", "/webhooks/outbound", nil, "X-Environment", "staging"), 400, "")
+		if e.Error.Field != "X-Environment" {
+			t.Errorf("field %q", e.Error.Field)
+		}
+	})
+	t.Run("Admin", func(t *testing.T) {
+		expectError(t, in.do("GET", "/v1/admin/backup", nil), 403, "admin_required")
+		k, s := in.credential(store.Sandbox, store.RoleAdmin)
+		r := in.expect(200, "GET", "/v1/admin/backup", nil, "X-Api-Key", k, "X-Api-Secret", s)
+		if r.Header.Get("X-Request-Id") == "" || r.Header.Get("Content-Length") != strconv.Itoa(len(r.Body)) {
+			t.Errorf("backup headers %v for %d bytes", r.Header, len(r.Body))
+		}
+		path := filepath.Join(t.TempDir(), "backup.db")
+		if err := os.WriteFile(path, r.Body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := store.Open(path, store.Options{})
+		if err != nil {
+			t.Fatalf("backup does not open: %v", err)
+		}
+		defer st.Close()
+		if err := st.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := st.Delivery(store.Sandbox, id); err != nil || d.ID != id {
+			t.Errorf("backup lacks delivery %s: %v", id, err)
+		}
+	})
+	t.Run("NotFound", func(t *testing.T) {
+		expectError(t, in.do("GET", "/webhooks/deliveries/00000000-0000-4000-8000-000000000000", nil), 404, "delivery_not_found")
+		expectError(t, in.do("GET", "/webhooks/deliveries/not-a-uuid", nil), 404, "delivery_not_found")
+		expectError(t, in.do("GET", "/no/such/route", nil), 404, "")
+	})
+	t.Run("MethodNotAllowed", func(t *testing.T) {
+		r := in.do("DELETE", "/webhooks/outbound", nil)
+		expectError(t, r, 405, "method_not_allowed")
+		if allow := r.Header.Get("Allow"); !strings.Contains(allow, "GET") || !strings.Contains(allow, "PUT") {
+			t.Errorf("Allow %q", allow)
+		}
+		r = in.do("POST", "/webhooks/deliveries/"+id, nil)
+		expectError(t, r, 405, "method_not_allowed")
+		if allow := r.Header.Get("Allow"); allow != "GET" {
+			t.Errorf("Allow %q", allow)
+		}
+		r = in.do("PUT", "/healthz", nil)
+		expectError(t, r, 405, "")
+		if r.Header.Get("Allow") == "" {
+			t.Error("405 without Allow")
+		}
+	})
+	t.Run("TooLarge", func(t *testing.T) {
+		big := `{"url":"` + rc.URL + `","pad":"` + strings.Repeat("x", 1<<20) + `"}`
+		expectError(t, in.do("PUT", "/webhooks/outbound", big), 413, "")
+		expectError(t, in.do("POST", "/webhooks/deliveries/retry", big), 413, "")
+		// Exactly at the limit is still read (and then judged on its content).
+		atLimit := `{"status":"dead","x":"` + strings.Repeat("x", 1<<20-len(`{"status":"dead","x":""}`)) + `"}`
+		in.expect(200, "POST", "/webhooks/deliveries/retry", atLimit)
+	})
+	t.Run("MalformedJSON", func(t *testing.T) {
+		expectError(t, in.do("PUT", "/webhooks/outbound", `{"url":`), 400, "")
+		expectError(t, in.do("PUT", "/webhooks/outbound", `[1]`), 400, "")
+		expectError(t, in.do("PUT", "/webhooks/outbound", `{"url":"`+rc.URL+`"} trailing`), 400, "")
+	})
+	t.Run("Healthz", func(t *testing.T) {
+		r := doRequest(t, "GET", in.URL+"/healthz", nil)
+		if r.Status != 200 || strings.TrimSpace(string(r.Body)) != `{"status":"ok"}` || r.Header.Get("X-Request-Id") == "" {
+			t.Errorf("healthz %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("OpenAPI", func(t *testing.T) {
+		r := doRequest(t, "GET", in.URL+"/openapi.json", nil)
+		var doc struct {
+			OpenAPI string `json:"openapi"`
+			Paths   map[string]map[string]any
+		}
+		if r.Status != 200 || json.Unmarshal(r.Body, &doc) != nil || doc.OpenAPI != "3.1.0" {
+			t.Fatalf("openapi %d %.200s", r.Status, r.Body)
+		}
+		for path, methods := range map[string][]string{
+			"/healthz":                        {"get"},
+			"/openapi.json":                   {"get"},
+			"/v1/admin/backup":                {"get"},
+			"/webhooks/outbound":              {"get", "put"},
+			"/webhooks/outbound/test":         {"post"},
+			"/webhooks/deliveries":            {"get"},
+			"/webhooks/deliveries/{id}":       {"get"},
+			"/webhooks/deliveries/{id}/retry": {"post"},
+			"/webhooks/deliveries/retry":      {"post"},
+			"/webhooks/events/catalog":        {"get"},
+			"/v1/webhooks/events/catalog":     {"get"},
+		} {
+			for _, m := range methods {
+				if doc.Paths[path][m] == nil {
+					t.Errorf("openapi lacks %s %s", m, path)
+				}
+			}
+		}
+	})
+}
+
+func TestRequestIDOnEveryResponse(t *testing.T) {
+	in := start(t)
+	seen := map[string]bool{}
+	for _, r := range []*response{
+		in.do("GET", "/webhooks/outbound", nil),
+		in.do("GET", "/webhooks/outbound", nil, "X-Api-Key", ""),
+		in.do("GET", "/nope", nil),
+		in.do("PATCH", "/webhooks/outbound", nil),
+		doRequest(t, "GET", in.URL+"/healthz", nil),
+		doRequest(t, "GET", in.URL+"/openapi.json", nil),
+	} {
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || seen[id] {
+			t.Errorf("status %d: X-Request-Id %q", r.Status, id)
+		}
+		seen[id] = true
+	}
+	// A caller's own request id is adopted when it is sane, else replaced.
+	r := in.do("GET", "/webhooks/deliveries/nope", nil, "X-Request-Id", "req-42.a:b_c")
+	if r.Header.Get("X-Request-Id") != "req-42.a:b_c" || r.m(t)["error"].(map[string]any)["requestId"] != "req-42.a:b_c" {
+		t.Errorf("caller's request id not adopted: %s %s", r.Header.Get("X-Request-Id"), r.Body)
+	}
+	r = in.do("GET", "/webhooks/outbound", nil, "X-Request-Id", "bad id "+strings.Repeat("x", 200))
+	if id := r.Header.Get("X-Request-Id"); !store.IsUUID(id) {
+		t.Errorf("unsafe request id kept: %q", id)
+	}
+}
+
+// TestEnvironmentIsolation: a production credential sees its own webhook
+// configuration and gets 404 for a sandbox delivery.
+func TestEnvironmentIsolation(t *testing.T) {
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	in.configureWebhook(rc)
+	id := in.testEvent()
+	rc.next(t)
+	k, s := in.credential(store.Production, store.RolePartner)
+	prod := []string{"X-Api-Key", k, "X-Api-Secret", s}
+
+	if g := in.expect(200, "GET", "/webhooks/outbound", nil, prod...).m(t); g["isConfigured"] != false || g["url"] != nil {
+		t.Errorf("production sees the sandbox configuration: %v", g)
+	}
+	expectError(t, in.do("GET", "/webhooks/deliveries/"+id, nil, prod...), 404, "delivery_not_found")
+	expectError(t, in.do("POST", "/webhooks/deliveries/"+id+"/retry", nil, prod...), 404, "delivery_not_found")
+	expectError(t, in.do("POST", "/webhooks/outbound/test", nil, prod...), 409, "webhook_not_configured")
+	var p struct{ Items []any }
+	in.expect(200, "GET", "/webhooks/deliveries", nil, prod...).json(t, &p)
+	if len(p.Items) != 0 {
+		t.Errorf("production lists %d sandbox deliveries", len(p.Items))
+	}
+	in.expect(200, "GET", "/webhooks/outbound", nil, append(prod, "X-Environment", "production")...)
+	expectError(t, in.do("GET", "/webhooks/outbound", nil, append(prod, "X-Environment", "sandbox")...), 403, "")
+
+	// Production's own configuration gets its own secret and deliveries.
+	rc2 := newReceiver(t, in.Clock, nil)
+	v := in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc2.URL}, prod...).m(t)
+	if v["signingSecret"] == nil {
+		t.Fatal("no secret for production's first configuration")
+	}
+	var out struct{ DeliveryID string }
+	in.expect(202, "POST", "/webhooks/outbound/test", nil, prod...).json(t, &out)
+	if got := rc2.next(t); got.Header.Get("X-Webhook-Id") != out.DeliveryID {
+		t.Errorf("production test event went astray")
+	}
+	rc.none(t, 50*time.Millisecond)
+	expectError(t, in.do("GET", "/webhooks/deliveries/"+out.DeliveryID, nil), 404, "delivery_not_found")
+	if g := in.expect(200, "GET", "/webhooks/outbound", nil).m(t); g["url"] != rc.URL {
+		t.Errorf("sandbox configuration changed: %v", g)
+	}
+}
+
+// TestIdempotencyKeyConventions: within one environment and route, the same
+// key and the same body (whitespace and key order aside) replay the first
+// response; another body is 409; another route or environment is
+// independent; after 24 h the key is free again.
+func TestIdempotencyKeyConventions(t *testing.T) {
+	in := start(t)
+	first := in.expect(201, "POST", "/vaults", `{"name":"ops","externalId":"x-1"}`, "Idempotency-Key", "k")
+	again := in.expect(201, "POST", "/vaults", "{ \"externalId\" : \"x-1\",\n \"name\": \"ops\" }", "Idempotency-Key", "k")
+	if string(first.Body) != string(again.Body) {
+		t.Fatalf("replay differs:\n%s\n%s", first.Body, again.Body)
+	}
+	expectError(t, in.do("POST", "/vaults", `{"name":"other","externalId":"x-1"}`, "Idempotency-Key", "k"), 409, "idempotency_key_reused")
+
+	var v struct{ VaultID string }
+	first.json(t, &v)
+	in.expect(201, "POST", "/vaults/"+v.VaultID+"/wallets", map[string]any{"assetSymbol": "BTC"}, "Idempotency-Key", "k")
+	key, secret := in.credential(store.Production, store.RolePartner)
+	other := in.expect(201, "POST", "/vaults", `{"name":"ops","externalId":"x-1"}`, "Idempotency-Key", "k", "X-Api-Key", key, "X-Api-Secret", secret)
+	if string(other.Body) == string(first.Body) {
+		t.Fatal("another environment replayed the sandbox response")
+	}
+
+	in.advance(24*time.Hour + time.Second)
+	later := in.expect(201, "POST", "/vaults", `{"name":"other","externalId":"x-2"}`, "Idempotency-Key", "k")
+	if string(later.Body) == string(first.Body) {
+		t.Fatal("a key older than 24 h replayed")
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/complybox/complybox/server"
 	"github.com/complybox/complybox/store"
 )
 
+// runningDispatcher is a dispatcher that reports it runs.
 type runningDispatcher struct{}
 
 func (runningDispatcher) Running() bool { return true }
@@ -25,7 +27,7 @@ func TestSDKTokenNotLogged(t *testing.T) {
 	}
 	defer st.Close()
 	var logs bytes.Buffer
-	h := New(st, runningDispatcher{}, Config{PublicURL: "http://127.0.0.1:8080"}, slog.New(slog.NewTextHandler(&logs, nil)))
+	h := server.New(st, runningDispatcher{}, server.Config{PublicURL: "http://127.0.0.1:8080"}, slog.New(slog.NewTextHandler(&logs, nil)))
 	const token = "secret-token-0123456789abcdefghijklmnop"
 	for _, c := range []struct{ method, path string }{
 		{"GET", "/sdk/" + token}, {"GET", "/sdk/" + token + "/return"}, {"POST", "/sdk/" + token + "/submit"},
