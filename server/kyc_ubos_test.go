@@ -612,6 +612,9 @@ func TestCompanyStructureFlags(t *testing.T) {
 	}
 	wantCounts(t, s, false, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 	s = in.expect(200, "PATCH", "/v1/applicants/cs/company-structure", map[string]any{"hasNoUbos": true, "hasNoShareholders": true}).m(t)
+	if s["hasNoUbos"] != true || s["hasNoShareholders"] != true || s["hasNoDirectors"] != false || s["hasNoRepresentatives"] != false {
+		t.Fatalf("structure after the first PATCH %v", s)
+	}
 	s = in.expect(200, "PATCH", "/v1/applicants/cs/company-structure", map[string]any{"hasNoShareholders": false, "hasNoDirectors": true}).m(t)
 	if s["hasNoUbos"] != true || s["hasNoShareholders"] != false || s["hasNoDirectors"] != true || s["hasNoRepresentatives"] != false {
 		t.Fatalf("structure %v", s)
