@@ -21,6 +21,7 @@ func (runningDispatcher) Running() bool { return true }
 // TestSDKTokenNotLogged: the access log names hosted-UI paths without the
 // session token.
 func TestSDKTokenNotLogged(t *testing.T) {
+	t.Parallel()
 	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"), store.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

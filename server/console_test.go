@@ -37,6 +37,7 @@ func consoleEvents(t testing.TB, in *instance, env store.Env) []string {
 }
 
 func TestConsoleLogin(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	b := in.browser()
 
@@ -123,6 +124,7 @@ func TestConsoleLogin(t *testing.T) {
 }
 
 func TestConsoleSessionExpires(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	b := in.operator()
 	b.page("/console/applicants")
@@ -139,6 +141,7 @@ func TestConsoleSessionExpires(t *testing.T) {
 }
 
 func TestConsoleCSRF(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	b := in.operator()
 	b.page("/console/settings")
@@ -158,6 +161,7 @@ func TestConsoleCSRF(t *testing.T) {
 }
 
 func TestConsoleLoginRateLimit(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
 		t.Fatal(err)
@@ -189,6 +193,7 @@ func TestConsoleLoginRateLimit(t *testing.T) {
 }
 
 func TestConsolePages(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, nil)
 	in.configureWebhook(rc)
@@ -269,6 +274,7 @@ func TestConsolePages(t *testing.T) {
 }
 
 func TestConsoleDecision(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createApplicant("manual-1", "manual")
@@ -322,6 +328,7 @@ func toStrings(v any) []string {
 }
 
 func TestConsoleDeliveryRetry(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	// The receiver is down for its first three requests.
 	rc := newReceiver(t, in.Clock, func(n int) int {
@@ -381,6 +388,7 @@ func secretOnPage(body []byte) string {
 }
 
 func TestConsoleCredentials(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	b := in.operator()
 	b.page("/console/credentials")
@@ -408,6 +416,7 @@ func TestConsoleCredentials(t *testing.T) {
 }
 
 func TestConsoleSettings(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, nil)
 	b := in.operator()
@@ -477,6 +486,7 @@ func TestConsoleSettings(t *testing.T) {
 }
 
 func TestConsoleProductionDecision(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	pk, ps := in.credential(store.Production, store.RolePartner)
@@ -502,6 +512,7 @@ func TestConsoleProductionDecision(t *testing.T) {
 // TestConsoleTrailingSlash: GET /console/ is the overview's address with a
 // slash too many; it redirects to /console.
 func TestConsoleTrailingSlash(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	b := in.browser()
 	r := b.get("/console/?ok=env")
@@ -514,6 +525,7 @@ func TestConsoleTrailingSlash(t *testing.T) {
 // TestConsolePostWithoutSession: a form posted without a session carries no
 // valid CSRF token: 403, and nothing happens.
 func TestConsolePostWithoutSession(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
 		t.Fatal(err)
@@ -539,6 +551,7 @@ func TestConsolePostWithoutSession(t *testing.T) {
 // TestConsoleEscapesUserData: names, labels and notes a partner or an
 // applicant typed are shown as text, never as markup.
 func TestConsoleEscapesUserData(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	const evil = "<script>alert(1)</script>"
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "xss-1", "firstName": evil, "lastName": "MANUAL"})
@@ -562,6 +575,7 @@ func TestConsoleEscapesUserData(t *testing.T) {
 // TestConsoleApplicantList: the list names each applicant and filters by
 // type; search also answers to ?search=.
 func TestConsoleApplicantList(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("list-ada", "Lovelace")
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "list-co", "type": "company", "companyName": "Acme Holding", "country": "DEU"})
@@ -586,6 +600,7 @@ func TestConsoleApplicantList(t *testing.T) {
 // and counts and its rows with their children; a child's page names its
 // parent.
 func TestConsoleCompanyStructure(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "holding", "type": "company", "companyName": "Holding AG",
 		"country": "DEU", "ubos": []map[string]any{
@@ -606,6 +621,7 @@ func TestConsoleCompanyStructure(t *testing.T) {
 // TestConsoleCredentialDefaults: a credential made without naming an
 // environment is one of the environment the console shows.
 func TestConsoleCredentialDefaults(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	b := in.operator()
 	b.page("/console/credentials")
@@ -662,6 +678,7 @@ func (b *browser) postMultipart(path string, fields map[string]string) *response
 // TestConsoleMultipartForms: forms posted as multipart/form-data work like
 // URL-encoded ones, CSRF check included.
 func TestConsoleMultipartForms(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
 		t.Fatal(err)
@@ -681,6 +698,7 @@ func TestConsoleMultipartForms(t *testing.T) {
 // TestConsoleLevels: levels are created and edited from the console with
 // the JSON of the API; each edit is an internal console event.
 func TestConsoleLevels(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	b := in.operator()
 	b.page("/console/levels", "Create a level")
@@ -711,6 +729,7 @@ func TestConsoleLevels(t *testing.T) {
 // TestConsoleDecisionWords: the decision form also reads approve/reject and
 // a lower-case reject type, as a script filling it in may write them.
 func TestConsoleDecisionWords(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("words-1", "MANUAL")
 	in.expect(200, "POST", "/v1/applicants/words-1/verify", verifyBody(t, 21))
@@ -735,6 +754,7 @@ func TestConsoleDecisionWords(t *testing.T) {
 // webhook to every type; the page's form with no box ticked is refused;
 // the callback form also takes its URL as "url".
 func TestConsoleSettingsScripted(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, nil)
 	b := in.operator()
@@ -758,6 +778,7 @@ func TestConsoleSettingsScripted(t *testing.T) {
 // TestConsoleBulkRetryAnyStatus: bulk retry without a status queues the
 // failed and the dead deliveries alike.
 func TestConsoleBulkRetryAnyStatus(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, func(n int) int {
 		if n <= 2 {

@@ -862,6 +862,7 @@ func expectError(t *testing.T, r *response, status int, code string) apiError {
 }
 
 func TestConventions(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, nil)
 	in.configureWebhook(rc)
@@ -989,6 +990,7 @@ func TestConventions(t *testing.T) {
 }
 
 func TestRequestIDOnEveryResponse(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	seen := map[string]bool{}
 	for _, r := range []*response{
@@ -1019,6 +1021,7 @@ func TestRequestIDOnEveryResponse(t *testing.T) {
 // TestEnvironmentIsolation: a production credential sees its own webhook
 // configuration and gets 404 for a sandbox delivery.
 func TestEnvironmentIsolation(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, nil)
 	in.configureWebhook(rc)
@@ -1064,6 +1067,7 @@ func TestEnvironmentIsolation(t *testing.T) {
 // response; another body is 409; another route or environment is
 // independent; after 24 h the key is free again.
 func TestIdempotencyKeyConventions(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	first := in.expect(201, "POST", "/vaults", `{"name":"ops","externalId":"x-1"}`, "Idempotency-Key", "k")
 	again := in.expect(201, "POST", "/vaults", "{ \"externalId\" : \"x-1\",\n \"name\": \"ops\" }", "Idempotency-Key", "k")

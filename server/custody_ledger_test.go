@@ -27,6 +27,7 @@ var (
 )
 
 func TestDepositLifeArrivesAsWebhooks(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, nil)
 	secret := in.configureWebhook(rc)
@@ -121,6 +122,7 @@ func TestDepositLifeArrivesAsWebhooks(t *testing.T) {
 }
 
 func TestWithdrawalOverAvailableIsRefused(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	v := in.vault("a")
 	w := in.wallet(v, "ETH")
@@ -167,6 +169,7 @@ func TestWithdrawalOverAvailableIsRefused(t *testing.T) {
 }
 
 func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
 	v := in.vault("a")
 	w := in.wallet(v, "ETH")
@@ -235,6 +238,7 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 }
 
 func TestAmountsAreExact(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
 	v := in.vault("a")
 	eth := in.wallet(v, "ETH")
@@ -292,6 +296,7 @@ func TestAmountsAreExact(t *testing.T) {
 }
 
 func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	v := in.vault("a")
 	w := in.wallet(v, "BTC")
@@ -377,6 +382,7 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 }
 
 func TestIllegalMovesAreConflicts(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
 	v := in.vault("a")
 	w := in.wallet(v, "SOL")
@@ -415,6 +421,7 @@ func TestIllegalMovesAreConflicts(t *testing.T) {
 }
 
 func TestFailAndCancelReleaseTheReservation(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
 	v := in.vault("a")
 	w := in.wallet(v, "XRP")
@@ -462,6 +469,7 @@ func TestFailAndCancelReleaseTheReservation(t *testing.T) {
 }
 
 func TestInternalTransferCreditsTheDestination(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	a, b := in.vault("a"), in.vault("b")
 	src, dst := in.wallet(a, "USDC"), in.wallet(b, "USDC")
@@ -520,6 +528,7 @@ func TestInternalTransferCreditsTheDestination(t *testing.T) {
 }
 
 func TestEnvironmentsArePartitioned(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	v := in.vault("a")
 	w := in.wallet(v, "ETH")
@@ -560,6 +569,7 @@ func TestEnvironmentsArePartitioned(t *testing.T) {
 }
 
 func TestSimulatorContinuesAfterRestart(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "complybox.db")
 	clock := store.NewManualClock(testStart)
 	in := start(t, func(o *options) { o.path, o.clock = path, clock })
@@ -585,6 +595,7 @@ func TestSimulatorContinuesAfterRestart(t *testing.T) {
 }
 
 func TestManualMoveReplacesThePendingStep(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, nil)
 	secret := in.configureWebhook(rc, "transaction.status.updated")
@@ -607,6 +618,7 @@ func TestManualMoveReplacesThePendingStep(t *testing.T) {
 }
 
 func TestCustodyListsAndValidation(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
 	var vaults []string
 	for i := range 5 {
@@ -715,6 +727,7 @@ func TestCustodyListsAndValidation(t *testing.T) {
 }
 
 func TestConfiguredAssetsAddAndReplace(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) {
 		o.settings.Assets = []store.Asset{
 			{Symbol: "eth", Network: "ethereum", Decimals: 18, USDPrice: "4000.50", NetworkFee: "0.001"},
@@ -753,6 +766,7 @@ func TestConfiguredAssetsAddAndReplace(t *testing.T) {
 // TestIdempotencyKeyComparesBodiesAsJSON: the same body with other
 // whitespace or key order is the same body; another value is not.
 func TestIdempotencyKeyComparesBodiesAsJSON(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
 	v := in.vault("a")
 	w := in.wallet(v, "USDC")
@@ -782,6 +796,7 @@ func TestIdempotencyKeyComparesBodiesAsJSON(t *testing.T) {
 // TestIdempotencyKeyLastsADay: a key binds its first body for 24 h, then it
 // is free again.
 func TestIdempotencyKeyLastsADay(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
 	first := in.expect(201, "POST", "/vaults", map[string]any{"name": "a"}, "Idempotency-Key", "day")
 	in.advance(24*time.Hour - time.Second)
@@ -816,6 +831,7 @@ func (c pathCase) String() string {
 // field of every event and that balance.updated fired exactly once per
 // wallet per change of total or available.
 func TestEveryStatusPathAtTheReceiver(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
 	rc := newReceiver(t, in.Clock, nil)
 	secret := in.configureWebhook(rc)

@@ -18,6 +18,7 @@ import (
 )
 
 func TestWebhookTestEvent(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, nil)
 	secret := in.configureWebhook(rc)
@@ -77,6 +78,7 @@ func TestWebhookTestEvent(t *testing.T) {
 }
 
 func TestWebhookConfig(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	t.Run("Unconfigured", func(t *testing.T) {
 		got := string(in.expect(200, "GET", "/webhooks/outbound", nil).Body)
@@ -179,6 +181,7 @@ func TestWebhookConfig(t *testing.T) {
 }
 
 func TestCatalogs(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	var cat struct {
 		EventTypes []struct{ Name, EntityType, Description string }
@@ -205,6 +208,7 @@ func TestCatalogs(t *testing.T) {
 // attempts at the configured delays, then the delivery is dead; a manual
 // retry starts a fresh round whose attempt numbers keep counting.
 func TestRetrySchedule(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := handlerReceiver(t, in.Clock, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n <= 5 {
@@ -269,6 +273,7 @@ func TestRetrySchedule(t *testing.T) {
 // TestManualRetryFreshRound: a delivery retried by hand after dying gets a
 // whole new round of max_attempts automatic attempts.
 func TestManualRetryFreshRound(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) {
 		o.dispatch.MaxAttempts = 2
 		o.dispatch.RetryDelays = []time.Duration{time.Minute}
@@ -298,6 +303,7 @@ func TestManualRetryFreshRound(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := handlerReceiver(t, in.Clock, func(n int, w http.ResponseWriter, r *http.Request) {
 		switch n {
@@ -334,6 +340,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestRedirectIsFailure(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	target := newReceiver(t, in.Clock, nil)
 	rc := handlerReceiver(t, in.Clock, func(n int, w http.ResponseWriter, r *http.Request) {
@@ -351,6 +358,7 @@ func TestRedirectIsFailure(t *testing.T) {
 }
 
 func TestHangingReceiverIsCut(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.dispatch.AttemptTimeout = 200 * time.Millisecond })
 	release := make(chan struct{})
 	defer close(release)
@@ -375,6 +383,7 @@ func TestHangingReceiverIsCut(t *testing.T) {
 }
 
 func TestBulkRetry(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.dispatch.MaxAttempts = 1 })
 	rc := newReceiver(t, in.Clock, func(n int) int {
 		if n <= 3 {
@@ -432,6 +441,7 @@ func TestBulkRetry(t *testing.T) {
 }
 
 func TestListDeliveries(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc := newReceiver(t, in.Clock, func(n int) int {
 		if n == 2 {
@@ -512,6 +522,7 @@ func TestListDeliveries(t *testing.T) {
 // the receiver exactly once (claims outlive the scans that could still see
 // a recorded job).
 func TestNoDuplicateAttempts(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.dispatch.Concurrency = 16 })
 	rc := newReceiver(t, in.Clock, nil)
 	in.configureWebhook(rc)
@@ -550,6 +561,7 @@ func TestNoDuplicateAttempts(t *testing.T) {
 // in flight waits for it (never two attempts at once), and that attempt
 // does not eat into the new round.
 func TestManualRetryDuringAttempt(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) {
 		o.dispatch.MaxAttempts = 2
 		o.dispatch.AttemptTimeout = 30 * time.Second
@@ -588,6 +600,7 @@ func TestManualRetryDuringAttempt(t *testing.T) {
 // and sets COMPLYBOX_NODE_MODULES; elsewhere the test is skipped unless CI
 // is set, where a missing library is a failure.
 func TestStandardWebhooksLibraryVerifies(t *testing.T) {
+	t.Parallel()
 	modules := os.Getenv("COMPLYBOX_NODE_MODULES")
 	node, err := exec.LookPath("node")
 	if modules == "" || err != nil {

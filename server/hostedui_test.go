@@ -168,6 +168,7 @@ func (in *instance) sdkVerdict(token string) map[string]any {
 }
 
 func TestSDKPageIndividual(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("page1", "Green") // firstName, lastName, dateOfBirth, nationality locked
 	token := in.sdkSession("page1", map[string]any{"lang": "de", "theme": "dark"})
@@ -246,6 +247,7 @@ func TestSDKPageIndividual(t *testing.T) {
 }
 
 func TestSDKPageCompany(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co1", "type": "company", "companyName": "Acme GmbH", "country": "DEU"})
 	token := in.sdkSession("co1", nil)
@@ -277,6 +279,7 @@ func TestSDKPageCompany(t *testing.T) {
 // plain forms, multipart uploads, redirects, the waiting page and the way
 // back to the partner.
 func TestSDKFormFlow(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "walk1"})
@@ -370,6 +373,7 @@ func TestSDKFormFlow(t *testing.T) {
 }
 
 func TestSDKAPI(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("api1", "Green")
 	token := in.sdkSession("api1", map[string]any{"ttlSecs": 600, "lang": "de", "theme": "dark", "returnUrl": "https://partner.example/back"})
@@ -579,6 +583,7 @@ func TestSDKAPI(t *testing.T) {
 // TestSDKLivenessAndQuestionnaire fills a full level through the API:
 // guided liveness frames, proof of address as PDF, questionnaire answers.
 func TestSDKLivenessAndQuestionnaire(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.expect(201, "POST", "/v1/levels", map[string]any{
 		"name": "sdk-live", "applicantType": "individual",
@@ -651,6 +656,7 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 // TestSDKRetry: a RETRY verdict sends the applicant back to the step; new
 // data and a second submission reach GREEN.
 func TestSDKRetry(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("retry1", "Green")
 	token := in.sdkSession("retry1", nil)
@@ -683,6 +689,7 @@ func TestSDKRetry(t *testing.T) {
 // TestSDKCompanyFlow: a company fills its data and documents in the hosted
 // UI and submits; a missing required company field holds the submission.
 func TestSDKCompanyFlow(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co2", "type": "company", "companyName": "Acme GmbH", "country": "DEU"})
 	token := in.sdkSession("co2", map[string]any{"returnUrl": "https://partner.example/kyb"})
@@ -719,6 +726,7 @@ func TestSDKCompanyFlow(t *testing.T) {
 // TestSDKProduction: in production the hosted UI waits for the operator's
 // decision, then shows it.
 func TestSDKProduction(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	key, secret := in.credential(store.Production, store.RoleAdmin)
 	prod := []string{"X-Api-Key", key, "X-Api-Secret", secret}
@@ -771,6 +779,7 @@ func sdkPageCalls(t *testing.T, in *instance, token string) map[string]*response
 // TestSDKAuditTokens: an unknown or expired token is 401 JSON from the
 // page API and a 410 page from the hosted UI, for every call (SPEC §3.8).
 func TestSDKAuditTokens(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("tok1", "Green")
 	token := in.sdkSession("tok1", map[string]any{"ttlSecs": 60})
@@ -804,6 +813,7 @@ func TestSDKAuditTokens(t *testing.T) {
 // externalUserId and reviewAnswer added after its own parameters, the same
 // in the state, the page's link and refresh, and /return.
 func TestSDKAuditReturnURL(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("ret1", "Green")
 	token := in.sdkSession("ret1", map[string]any{"returnUrl": `https://partner.example/back?b=2&a=1&externalUserId=old&msg="hi"<b>#top`})
@@ -830,6 +840,7 @@ func TestSDKAuditReturnURL(t *testing.T) {
 // TestSDKAuditLang: an unknown language is English in the page and in the
 // state; the theme is light unless dark.
 func TestSDKAuditLang(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("lang1", "Green")
 	for _, c := range []struct{ lang, theme, wantLang, wantTheme, text string }{
@@ -856,6 +867,7 @@ func TestSDKAuditLang(t *testing.T) {
 // TestSDKAuditHistory: every page-API call that gives data is a partner-
 // visible history event by sdk; a read is recorded internally only.
 func TestSDKAuditHistory(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.expect(201, "POST", "/v1/levels", map[string]any{
 		"name": "sdk-hist", "applicantType": "individual",
@@ -906,6 +918,7 @@ func TestSDKAuditHistory(t *testing.T) {
 // TestSDKAuditCountryCase: a country code typed in lower case in a form is
 // taken in upper case.
 func TestSDKAuditCountryCase(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "case1"})
 	token := in.sdkSession("case1", nil)
@@ -919,6 +932,7 @@ func TestSDKAuditCountryCase(t *testing.T) {
 // a partner may use: type for kind, idDocType for docType, a file part of
 // any name.
 func TestSDKAuditUploadNames(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "names1"})
 	token := in.sdkSession("names1", nil)
@@ -940,6 +954,7 @@ func TestSDKAuditUploadNames(t *testing.T) {
 // TestSDKAuditInfoWrapper: personal info may come as {"info": {...}}, the
 // shape of the applicant's info.
 func TestSDKAuditInfoWrapper(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("wrap1", "Green")
 	token := in.sdkSession("wrap1", nil)

@@ -20,6 +20,7 @@ func (in *instance) uboRows(extID string) []map[string]any {
 // TestSDKUboForm: a company lists its beneficial owners in the hosted UI
 // without JavaScript; rows added there have source sdk.
 func TestSDKUboForm(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createCompany("ubo-form", "Form GmbH", map[string]any{"fullName": "Api Owner", "roles": []string{"ubo", "director"}, "ownershipPercent": 25})
 	token := in.sdkSession("ubo-form", nil)
@@ -113,6 +114,7 @@ func TestSDKUboForm(t *testing.T) {
 // TestSDKUboAPI: the page API adds rows with the validation of POST
 // /v1/applicants/{id}/ubos and lists them in the state.
 func TestSDKUboAPI(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createCompany("ubo-api", "Api GmbH")
 	token := in.sdkSession("ubo-api", nil)
@@ -189,6 +191,7 @@ func TestSDKUboAPI(t *testing.T) {
 // TestSDKUboConflicts: the 409s of POST /v1/applicants/{id}/ubos, and no
 // rows while the company is in review.
 func TestSDKUboConflicts(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	var full []map[string]any
 	for i := range 100 {
@@ -225,6 +228,7 @@ func TestSDKUboConflicts(t *testing.T) {
 // TestSDKUboIndividual: an individual has no UBO step and the API refuses
 // rows with not_a_company.
 func TestSDKUboIndividual(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("ubo-person", "Green")
 	token := in.sdkSession("ubo-person", nil)
@@ -252,6 +256,7 @@ func TestSDKUboIndividual(t *testing.T) {
 // TestUboRowsFromHostedUI: a company's hosted-UI session adds rows, through
 // the page API and the no-JS form, and they carry source "sdk" (SPEC 3.8).
 func TestUboRowsFromHostedUI(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createCompany("hosted", "Hosted", map[string]any{"fullName": "Api Row", "roles": []string{"ubo"}, "ownershipPercent": 50})
 	token := in.sdkSession("hosted", nil)

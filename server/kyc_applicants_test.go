@@ -19,6 +19,7 @@ func errField(t *testing.T, r *response) (string, string) {
 }
 
 func TestCreateApplicant(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	t.Run("OK", func(t *testing.T) {
 		r := in.expect(201, "POST", "/v1/applicants", map[string]any{
@@ -167,6 +168,7 @@ func TestCreateApplicant(t *testing.T) {
 }
 
 func TestLocks(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, _ := in.kycReceiver()
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "lk", "firstName": "Ada", "lastName": "L", "gender": "female"})
@@ -212,6 +214,7 @@ func TestLocks(t *testing.T) {
 }
 
 func TestCompanyCountryLockedInFlight(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co", "type": "company", "companyName": "Acme", "registrationNumber": "1", "country": "DEU"})
@@ -244,6 +247,7 @@ func TestCompanyCountryLockedInFlight(t *testing.T) {
 }
 
 func TestApplicantActions(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, _ := in.kycReceiver()
 	in.createApplicant("act", "Green")
@@ -321,6 +325,7 @@ func TestApplicantActions(t *testing.T) {
 }
 
 func TestEraseApplicant(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("er", "Green")
 	in.createApplicant("keep", "Green")
@@ -344,6 +349,7 @@ func TestEraseApplicant(t *testing.T) {
 }
 
 func TestListApplicants(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	for _, id := range []string{"l1", "l2", "l3"} {
 		in.createApplicant(id, "Green")
@@ -387,6 +393,7 @@ func TestListApplicants(t *testing.T) {
 }
 
 func TestKYCCatalog(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	var c struct {
 		EventTypes []struct{ Name, EntityType, Description string }
@@ -400,6 +407,7 @@ func TestKYCCatalog(t *testing.T) {
 // TestEraseDuringReview: erasing an applicant under review voids the
 // review; its steps wait for data again instead of staying in_review.
 func TestEraseDuringReview(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("er2", "Green")
 	in.expect(201, "POST", "/v1/applicants/er2/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 71))})
@@ -414,6 +422,7 @@ func TestEraseDuringReview(t *testing.T) {
 }
 
 func TestReviewHistory(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("h1", "Green")
 	// 3 partner-visible entries per round trip of monitoring; make 250 in all.
@@ -526,6 +535,7 @@ func TestReviewHistory(t *testing.T) {
 // in_review → completed and checks that each state is observable on the
 // steps, the status, the applicant and the list filter.
 func TestReviewStatusPath(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createApplicant("path", "Green")
@@ -589,6 +599,7 @@ func TestReviewStatusPath(t *testing.T) {
 // TestEmptyLevelNameIsDefault: an empty verificationLevelName means the
 // type's default level, like an absent one.
 func TestEmptyLevelNameIsDefault(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	a := in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "e1", "verificationLevelName": ""}).m(t)
 	if a["verificationLevelName"] != "basic-kyc-level" {
@@ -603,6 +614,7 @@ func TestEmptyLevelNameIsDefault(t *testing.T) {
 // TestDataIsNotInFlight: steps that hold data but were not sent to review
 // leave the level free to change; once sent, level changes answer 409.
 func TestDataIsNotInFlight(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("nf", "Green")
 	in.expect(201, "POST", "/v1/applicants/nf/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 41))})

@@ -5,6 +5,7 @@ import (
 )
 
 func TestLevels(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	var list struct{ Items []map[string]any }
 	in.expect(200, "GET", "/v1/levels", nil).json(t, &list)

@@ -70,6 +70,7 @@ func wantSteps(t *testing.T, got map[string]string, want map[string]string) {
 }
 
 func TestKYCGreenViaVerify(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	a := in.createApplicant("user-green", "Lovelace")
@@ -107,6 +108,7 @@ func TestKYCGreenViaVerify(t *testing.T) {
 }
 
 func TestKYCRejectFinalViaReview(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createApplicant("user-red", "reject")
@@ -156,6 +158,7 @@ func TestKYCRejectFinalViaReview(t *testing.T) {
 }
 
 func TestKYCRetryThenGreen(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createApplicant("user-retry", "Retry")
@@ -187,6 +190,7 @@ func TestKYCRetryThenGreen(t *testing.T) {
 }
 
 func TestKYCManualThenDecision(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	key, sec := in.credential("sandbox", "admin")
@@ -216,6 +220,7 @@ func TestKYCManualThenDecision(t *testing.T) {
 }
 
 func TestKYBRejectMagicName(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "kyb-r", "type": "company", "companyName": "Reject", "registrationNumber": "HRB 9", "country": "DEU", "legalForm": "LTD"})
@@ -234,6 +239,7 @@ func TestKYBRejectMagicName(t *testing.T) {
 }
 
 func TestApplicantEventOrder(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createApplicant("ord", "Green")
@@ -266,6 +272,7 @@ func TestApplicantEventOrder(t *testing.T) {
 }
 
 func TestProductionReview(t *testing.T) {
+	t.Parallel()
 	list := filepath.Join(t.TempDir(), "sanctions.txt")
 	if err := os.WriteFile(list, []byte("# test list\nIvan Sanctionov\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -367,6 +374,7 @@ func TestProductionReview(t *testing.T) {
 }
 
 func TestForcedSandboxReview(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createApplicant("f1", "Anything")
@@ -384,6 +392,7 @@ func TestForcedSandboxReview(t *testing.T) {
 }
 
 func TestSanctionedMagicName(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "sx", "lastName": "Sanctioned", "verificationLevelName": "full-kyc-level"})

@@ -22,6 +22,7 @@ func noRedirect(t *testing.T, url string) *http.Response {
 }
 
 func TestVerificationSessions(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("s1", "Green")
 	var link struct{ URL, ExpiresAt, Token, ShortCode, ShortURL string }
@@ -101,6 +102,7 @@ func TestVerificationSessions(t *testing.T) {
 }
 
 func TestBadImages(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("img", "Green")
 	good := pngImage(t, 240, 240, 3)
@@ -159,6 +161,7 @@ func TestBadImages(t *testing.T) {
 }
 
 func TestImageLimits(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createApplicant("big", "Green")
 	huge := make([]byte, 11<<20)

@@ -138,6 +138,7 @@ func rowOf(t *testing.T, a map[string]any, i int) map[string]any {
 }
 
 func TestUboChildrenCloseCompanyGreen(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	a := in.createCompany("acme", "Acme",
@@ -249,6 +250,7 @@ func TestUboChildrenCloseCompanyGreen(t *testing.T) {
 }
 
 func TestUboRejectedChildClosesCompanyRed(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createCompany("red", "Red Ltd", map[string]any{"fullName": "Rex Reject", "dateOfBirth": "1980-01-01", "ownershipPercent": 100, "roles": []string{"ubo"}})
@@ -292,6 +294,7 @@ func TestUboRejectedChildClosesCompanyRed(t *testing.T) {
 }
 
 func TestUboRetryChildIsFailedUntilRegenerated(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createCompany("soft", "Soft", map[string]any{"fullName": "Rita Retry", "roles": []string{"director"}})
@@ -311,6 +314,7 @@ func TestUboRetryChildIsFailedUntilRegenerated(t *testing.T) {
 }
 
 func TestUboLinkExpiry(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createCompany("late", "Late", map[string]any{"fullName": "Lou Late", "roles": []string{"ubo"}, "ownershipPercent": 10})
 	in.spawn(201, "late", 0, map[string]any{"ttlDays": 1})
@@ -331,6 +335,7 @@ func TestUboLinkExpiry(t *testing.T) {
 }
 
 func TestUboConcurrentSpawnMakesOneChild(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createCompany("race", "Race", map[string]any{"fullName": "Rae Race", "roles": []string{"ubo"}, "ownershipPercent": 50})
 	const n = 12
@@ -374,6 +379,7 @@ func TestUboConcurrentSpawnMakesOneChild(t *testing.T) {
 }
 
 func TestUboRegenerateLinkCap(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createCompany("cap", "Cap",
 		map[string]any{"fullName": "Cy Cap", "roles": []string{"representative"}},
@@ -406,6 +412,7 @@ func TestUboRegenerateLinkCap(t *testing.T) {
 }
 
 func TestUboSpawnRateLimitSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	limit := func(o *options) { o.settings.SpawnRateLimitPerHour = 3 }
 	a := boot(t, func(o *bootOptions) { limit(&o.options) })
 	a.createCompany("rl", "Rate", map[string]any{"fullName": "Ra Te", "roles": []string{"ubo"}},
@@ -444,6 +451,7 @@ func TestUboSpawnRateLimitSurvivesRestart(t *testing.T) {
 }
 
 func TestUboValidation(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createCompany("v", "Valid", map[string]any{"fullName": "Vi Val", "roles": []string{"ubo"}, "ownershipPercent": 60},
 		map[string]any{"fullName": "Di Rector", "roles": []string{"director"}, "ownershipPercent": 50})
@@ -558,6 +566,7 @@ func TestUboValidation(t *testing.T) {
 }
 
 func TestUboPatch(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createCompany("pt", "Patch", map[string]any{"fullName": "Pat Old", "dateOfBirth": "1970-01-01", "roles": []string{"ubo"}, "ownershipPercent": 25, "email": "pat@example.com"})
 	patch := func(body any) map[string]any {
@@ -604,6 +613,7 @@ func TestUboPatch(t *testing.T) {
 }
 
 func TestCompanyStructureFlags(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	in.createCompany("cs", "Struct")
 	s := in.structure("cs")
@@ -638,6 +648,7 @@ func TestCompanyStructureFlags(t *testing.T) {
 }
 
 func TestUboRowAfterVerdictReopensCompany(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createCompany("late-row", "Late Row")
@@ -660,6 +671,7 @@ func TestUboRowAfterVerdictReopensCompany(t *testing.T) {
 // in_review until every row has a terminal child, and its applicantReviewed
 // fires once, when it closes.
 func TestUboCompanyWaitsForEveryRow(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	row := func(name string, pct int) map[string]any {
@@ -700,6 +712,7 @@ func TestUboCompanyWaitsForEveryRow(t *testing.T) {
 // new data for its steps is no longer failed; its row is pending again, and
 // the company keeps waiting for it.
 func TestUboFailedRowPendingOnNewData(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createCompany("again", "Again", map[string]any{"fullName": "Rita Retry", "roles": []string{"director"}})
@@ -723,6 +736,7 @@ func TestUboFailedRowPendingOnNewData(t *testing.T) {
 // a hosted-UI session and closed by its last child records
 // enrollment.completed, as one closed by its own steps does.
 func TestUboCompanyClosedByChildCompletesEnrollment(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.createCompany("enrolled", "Enrolled", map[string]any{"fullName": "Eve Owner", "roles": []string{"ubo"}, "ownershipPercent": 75})
@@ -743,6 +757,7 @@ func TestUboCompanyClosedByChildCompletesEnrollment(t *testing.T) {
 // an operator; the company's own GREEN decision still waits for the child,
 // and the child's decision closes the company.
 func TestUboProduction(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	pk, ps := in.credential("production", "partner")

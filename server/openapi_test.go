@@ -14,6 +14,7 @@ import (
 // the router does not serve; that every $ref resolves; and that every
 // path parameter is declared, required, in its operation.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("routes.go")
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +140,7 @@ func resolveRef(t *testing.T, doc map[string]any, v any) any {
 }
 
 func TestKYCOpenAPI(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	var doc struct {
 		Paths      map[string]map[string]any
@@ -162,6 +164,7 @@ func TestKYCOpenAPI(t *testing.T) {
 }
 
 func TestSDKOpenAPI(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	var doc struct {
 		Paths      map[string]map[string]any
@@ -182,6 +185,7 @@ func TestSDKOpenAPI(t *testing.T) {
 }
 
 func TestUboOpenAPI(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	var doc struct{ Paths map[string]map[string]any }
 	in.expect(200, "GET", "/openapi.json", nil).json(t, &doc)
@@ -201,6 +205,7 @@ func TestUboOpenAPI(t *testing.T) {
 }
 
 func TestOpenAPIDescribesTheCustodyRecords(t *testing.T) {
+	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
 	var doc struct {
 		Paths      map[string]any

@@ -16,6 +16,7 @@ import (
 // is failing all reach the receiver after the process dies without draining
 // and a new one opens the same db file.
 func TestRestartDeliversEverything(t *testing.T) {
+	t.Parallel()
 	clock := store.NewManualClock(testStart)
 	path := filepath.Join(t.TempDir(), "complybox.db")
 	const (

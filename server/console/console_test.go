@@ -9,6 +9,7 @@ import (
 // TestSecretText: a secret shown once is written as its own bytes, so a
 // script scraping the page reads it right; anything else is escaped.
 func TestSecretText(t *testing.T) {
+	t.Parallel()
 	tpl := template.Must(template.New("s").Funcs(consoleFuncs()).Parse(`<pre class="secret">{{secret .}}</pre>`))
 	for in, want := range map[string]string{
 		"ab+/cd==":          `<pre class="secret">ab+/cd==</pre>`,
@@ -29,6 +30,7 @@ func TestSecretText(t *testing.T) {
 // TestConsoleBack: the environment switch returns to a console page of
 // the new environment, never elsewhere.
 func TestConsoleBack(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":                                     "/console",
 		"/console":                             "/console",

@@ -14,6 +14,7 @@ import (
 // TestRateLimitRetryAfter: every 429 carries Retry-After in whole seconds,
 // rounded up, and at least 1.
 func TestRateLimitRetryAfter(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, c := range []struct {
 		after time.Duration
@@ -29,6 +30,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 
 // TestRedactPath: hosted-UI paths are logged without their session token.
 func TestRedactPath(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/sdk/abc": "/sdk/{token}", "/sdk/abc/documents": "/sdk/{token}/documents", "/sdk-assets/app.js": "/sdk-assets/app.js",
 		"/v1/applicants/x": "/v1/applicants/x", "/sdk/": "/sdk/{token}",

@@ -118,6 +118,7 @@ func checkDecodeError(t *testing.T, err error, codes ...string) {
 // TestDecodeTypeErrorsNameTheField checks the 400 of a value of the wrong
 // type: it names the field (nested ones by path) and says what was expected.
 func TestDecodeTypeErrorsNameTheField(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ body, field, want string }{
 		{`{"at":"yesterday"}`, "at", "ISO 8601 timestamp"},
 		{`{"at":5}`, "at", "ISO 8601 timestamp"},
