@@ -3,7 +3,6 @@ package hostedui
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -272,9 +271,8 @@ func readJSONUpload(r *http.Request) (store.SDKUpload, error) {
 // uploadError maps a failure to read a multipart body to ETOOLARGE past the
 // body limit, else EINVALID.
 func uploadError(err error) error {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", tooLarge.Limit)
+	if e := wire.TooLarge(err); e != nil {
+		return e
 	}
 	return store.Invalid("body", "malformed multipart body")
 }

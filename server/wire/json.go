@@ -40,13 +40,22 @@ func RawJSON(w http.ResponseWriter, status int, b []byte) {
 func ReadBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", tooLarge.Limit)
+		if e := TooLarge(err); e != nil {
+			return nil, e
 		}
 		return nil, store.Errorf(store.EINVALID, "bad_request", "could not read the request body")
 	}
 	return b, nil
+}
+
+// TooLarge is ETOOLARGE when err is a read past the body limit (see
+// http.MaxBytesReader), else nil.
+func TooLarge(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", tooLarge.Limit)
+	}
+	return nil
 }
 
 // Decode reads a JSON object from the body into v. An empty body decodes as
