@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ func errField(t *testing.T, r *response) (string, string) {
 }
 
 func TestCreateApplicant(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	t.Run("OK", func(t *testing.T) {
 		r := in.expect(201, "POST", "/v1/applicants", map[string]any{
@@ -165,6 +168,7 @@ func TestCreateApplicant(t *testing.T) {
 }
 
 func TestLocks(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, _ := in.kycReceiver()
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "lk", "firstName": "Ada", "lastName": "L", "gender": "female"})
@@ -210,6 +214,7 @@ func TestLocks(t *testing.T) {
 }
 
 func TestCompanyCountryLockedInFlight(t *testing.T) {
+	t.Parallel()
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co", "type": "company", "companyName": "Acme", "registrationNumber": "1", "country": "DEU"})
@@ -239,4 +244,388 @@ func TestCompanyCountryLockedInFlight(t *testing.T) {
 	if h := in.historyTypes("co"); !slices.Equal(h, want) {
 		t.Fatalf("history %v, want %v", h, want)
 	}
+}
+
+func TestApplicantActions(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, _ := in.kycReceiver()
+	in.createApplicant("act", "Green")
+	rc.nextOfType(t, "applicantCreated")
+	status := func(path, method string) string {
+		t.Helper()
+		return in.expect(200, method, "/v1/applicants/act"+path, nil).m(t)["status"].(string)
+	}
+	if s := status("/deactivate", "POST"); s != "deactivated" {
+		t.Fatalf("status %s", s)
+	}
+	rc.nextOfType(t, "applicantDeactivated")
+	in.expect(409, "POST", "/v1/applicants/act/verify", verifyBody(t, 60))
+	in.expect(409, "POST", "/v1/applicants/act/verification-sessions", nil)
+	if s := status("/activate", "POST"); s != "active" {
+		t.Fatalf("status %s", s)
+	}
+	rc.nextOfType(t, "applicantActivated")
+	if s := status("/blocklist", "POST"); s != "blocklisted" {
+		t.Fatalf("status %s", s)
+	}
+	in.expect(409, "POST", "/v1/applicants/act/activate", nil)
+	if s := status("/blocklist", "DELETE"); s != "active" {
+		t.Fatalf("status %s", s)
+	}
+	if m := in.expect(200, "POST", "/v1/applicants/act/monitoring", nil).m(t)["monitoring"]; m != true {
+		t.Fatalf("monitoring %v", m)
+	}
+	if m := in.expect(200, "DELETE", "/v1/applicants/act/monitoring", nil).m(t)["monitoring"]; m != false {
+		t.Fatalf("monitoring %v", m)
+	}
+
+	// Level change: steps rebuilt; wrong type 400; unknown 404.
+	if c, _ := errField(t, in.expect(404, "POST", "/v1/applicants/act/levels/nope", nil)); c != "level_not_found" {
+		t.Errorf("code %s", c)
+	}
+	if _, f := errField(t, in.expect(400, "POST", "/v1/applicants/act/levels/kyb-level", nil)); f != "levelName" {
+		t.Errorf("field %s", f)
+	}
+	a := in.expect(200, "POST", "/v1/applicants/act/levels/full-kyc-level", nil).m(t)
+	if a["verificationLevelName"] != "full-kyc-level" || len(in.stepStatuses("act")) != 7 {
+		t.Fatalf("level change %v", a)
+	}
+	ev := rc.nextOfType(t, "applicantLevelChanged")
+	var env struct{ Data map[string]any }
+	json.Unmarshal(ev.Body, &env)
+	if env.Data["previousLevelName"] != "basic-kyc-level" || env.Data["levelName"] != "full-kyc-level" {
+		t.Errorf("applicantLevelChanged %s", ev.Body)
+	}
+	in.expect(200, "POST", "/v1/applicants/act/levels/basic-kyc-level", nil)
+
+	// Reset after a verdict.
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/act/verify", verifyBody(t, 61)).m(t), "completed", "GREEN", nil, 1)
+	a = in.expect(200, "POST", "/v1/applicants/act/reset", nil).m(t)
+	if r := a["review"].(map[string]any); r["reviewStatus"] != "pending" || r["reviewAnswer"] != nil || a["riskLevel"] != "unknown" {
+		t.Fatalf("after reset %v", a)
+	}
+	rc.nextOfType(t, "applicantReset")
+	wantSteps(t, in.stepStatuses("act"), map[string]string{"identity_doc": "pending", "selfie": "pending"})
+
+	want := []string{"applicant.reset:partner", "applicant.approved:system", "enrollment.submitted:partner",
+		"applicant.updated:partner", "applicant.updated:partner", "applicant.monitoring_disabled:partner",
+		"applicant.monitoring_enabled:partner", "applicant.blocklist_removed:partner", "applicant.blocklisted:partner",
+		"applicant.activated:partner", "applicant.deactivated:partner", "applicant.created:partner"}
+	if h := in.historyTypes("act"); !slices.Equal(h, want) {
+		t.Fatalf("history %v, want %v", h, want)
+	}
+	for _, p := range []string{"/reset", "/deactivate", "/activate", "/blocklist", "/monitoring", "/review", "/levels/basic-kyc-level", "/verify", "/documents", "/verification-sessions"} {
+		in.expect(404, "POST", "/v1/applicants/nobody"+p, map[string]any{})
+	}
+	for _, p := range []string{"", "/status", "/steps", "/review-history", "/company-info"} {
+		in.expect(404, "GET", "/v1/applicants/nobody"+p, nil)
+	}
+	in.expect(404, "DELETE", "/v1/applicants/nobody", nil)
+}
+
+func TestEraseApplicant(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("er", "Green")
+	in.createApplicant("keep", "Green")
+	shared := verifyBody(t, 70)
+	in.expect(200, "POST", "/v1/applicants/er/verify", shared)
+	in.expect(200, "POST", "/v1/applicants/keep/verify", shared)
+	in.expect(204, "DELETE", "/v1/applicants/er", nil)
+	a := in.expect(200, "GET", "/v1/applicants/er", nil).m(t)
+	if a["info"].(map[string]any)["lastName"] != nil || len(a["documents"].([]any)) != 0 || len(a["lockedFields"].([]any)) != 0 {
+		t.Fatalf("after erase %v", a)
+	}
+	if h := in.historyTypes("er"); len(h) != 3 {
+		t.Fatalf("history after erase %v", h)
+	}
+	in.expect(204, "DELETE", "/v1/applicants/er", nil)
+	in.expect(409, "POST", "/v1/applicants/er/verify", shared)
+	// The other applicant's copy of the same images stays.
+	if docs := in.expect(200, "GET", "/v1/applicants/keep", nil).m(t)["documents"].([]any); len(docs) != 2 {
+		t.Fatalf("keep documents %v", docs)
+	}
+}
+
+func TestListApplicants(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for _, id := range []string{"l1", "l2", "l3"} {
+		in.createApplicant(id, "Green")
+	}
+	in.expect(200, "POST", "/v1/applicants/l2/verify", verifyBody(t, 80))
+	in.expect(200, "POST", "/v1/applicants/l3/deactivate", nil)
+	ids := func(q string) []string {
+		var l struct {
+			Items      []struct{ ExternalUserID string }
+			NextCursor *string
+		}
+		in.expect(200, "GET", "/v1/applicants"+q, nil).json(t, &l)
+		var out []string
+		for _, it := range l.Items {
+			out = append(out, it.ExternalUserID)
+		}
+		if l.NextCursor != nil {
+			out = append(out, "next:"+*l.NextCursor)
+		}
+		return out
+	}
+	if got := ids(""); !slices.Equal(got, []string{"l3", "l2", "l1"}) {
+		t.Errorf("list %v", got)
+	}
+	if got := ids("?reviewStatus=completed"); !slices.Equal(got, []string{"l2"}) {
+		t.Errorf("completed %v", got)
+	}
+	if got := ids("?status=deactivated"); !slices.Equal(got, []string{"l3"}) {
+		t.Errorf("deactivated %v", got)
+	}
+	first := ids("?limit=2")
+	if len(first) != 3 || first[0] != "l3" {
+		t.Fatalf("page 1 %v", first)
+	}
+	if got := ids("?limit=2&cursor=" + first[2][5:]); !slices.Equal(got, []string{"l1"}) {
+		t.Errorf("page 2 %v", got)
+	}
+	in.expect(400, "GET", "/v1/applicants?status=sleeping", nil)
+	in.expect(400, "GET", "/v1/applicants?reviewStatus=done", nil)
+	in.expect(400, "GET", "/v1/applicants?limit=500", nil)
+}
+
+func TestKYCCatalog(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	var c struct {
+		EventTypes []struct{ Name, EntityType, Description string }
+	}
+	in.expect(200, "GET", "/v1/webhooks/events/catalog", nil).json(t, &c)
+	if len(c.EventTypes) != 9 || c.EventTypes[3].Name != "applicantReviewed" || c.EventTypes[3].EntityType != "applicant" {
+		t.Fatalf("catalog %+v", c)
+	}
+}
+
+// TestEraseDuringReview: erasing an applicant under review voids the
+// review; its steps wait for data again instead of staying in_review.
+func TestEraseDuringReview(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("er2", "Green")
+	in.expect(201, "POST", "/v1/applicants/er2/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 71))})
+	in.expect(201, "POST", "/v1/applicants/er2/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 220, 220, 72))})
+	in.expect(200, "POST", "/v1/applicants/er2/review", nil)
+	wantStatus(t, in.status("er2"), "in_review", nil, nil, 1)
+	in.expect(204, "DELETE", "/v1/applicants/er2", nil)
+	wantSteps(t, in.stepStatuses("er2"), map[string]string{"identity_doc": "pending", "selfie": "pending"})
+	wantStatus(t, in.status("er2"), "pending", nil, nil, 1)
+	in.advance(3 * time.Second)
+	wantStatus(t, in.status("er2"), "pending", nil, nil, 1)
+}
+
+func TestReviewHistory(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("h1", "Green")
+	// 3 partner-visible entries per round trip of monitoring; make 250 in all.
+	for i := 0; i < 62; i++ {
+		in.advance(time.Second)
+		in.expect(200, "POST", "/v1/applicants/h1/monitoring", nil)
+		in.expect(200, "DELETE", "/v1/applicants/h1/monitoring", nil)
+		in.expect(200, "POST", "/v1/applicants/h1/deactivate", nil)
+		in.expect(200, "POST", "/v1/applicants/h1/activate", nil)
+	}
+	// Internal entries never show: a level edit and a document upload.
+	in.expect(201, "POST", "/v1/applicants/h1/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 200, 200, 1))})
+
+	type page struct {
+		Items []struct {
+			ID, AtUtc, EventType, ActorType string
+			Details                         map[string]any
+		}
+		TotalItems int
+	}
+	get := func(q string) page {
+		var p page
+		in.expect(200, "GET", "/v1/applicants/h1/review-history"+q, nil).json(t, &p)
+		return p
+	}
+	t.Run("Default", func(t *testing.T) {
+		p := get("")
+		if len(p.Items) != 50 || p.TotalItems != 249 {
+			t.Fatalf("%d items, total %d", len(p.Items), p.TotalItems)
+		}
+		if p.Items[0].EventType != "applicant.activated" || p.Items[0].ActorType != "partner" || p.Items[0].ID == "" || p.Items[0].Details == nil {
+			t.Errorf("newest %+v", p.Items[0])
+		}
+		for i := 1; i < len(p.Items); i++ {
+			if p.Items[i].AtUtc > p.Items[i-1].AtUtc {
+				t.Fatalf("not newest first at %d", i)
+			}
+		}
+	})
+	t.Run("AtMost200", func(t *testing.T) {
+		p := get("?limit=200")
+		if len(p.Items) != 200 || p.TotalItems != 249 {
+			t.Fatalf("%d items, total %d", len(p.Items), p.TotalItems)
+		}
+		if p = get("?limit=1"); len(p.Items) != 1 {
+			t.Fatalf("limit=1: %d", len(p.Items))
+		}
+	})
+	t.Run("EventType", func(t *testing.T) {
+		p := get("?eventType=applicant.monitoring_enabled&limit=200")
+		if len(p.Items) != 62 || p.TotalItems != 62 {
+			t.Fatalf("%d items, total %d", len(p.Items), p.TotalItems)
+		}
+		if p = get("?eventType=applicant.created"); p.TotalItems != 1 || p.Items[0].EventType != "applicant.created" {
+			t.Fatalf("created: %+v", p)
+		}
+		if p = get("?eventType=aml.run"); p.TotalItems != 0 || p.Items == nil {
+			t.Fatalf("aml.run: %+v", p)
+		}
+	})
+	t.Run("Since", func(t *testing.T) {
+		since := testStart.Add(60 * time.Second).Format("2006-01-02T15:04:05.000Z")
+		p := get("?since=" + url.QueryEscape(since))
+		// Rounds 60, 61 and 62 happened at or after since: 12 entries.
+		if p.TotalItems != 12 {
+			t.Fatalf("since %s: total %d", since, p.TotalItems)
+		}
+		if p = get("?since=" + url.QueryEscape("2026-11-21T05:01:00+00:00")); p.TotalItems != 12 {
+			t.Fatalf("offset form: total %d", p.TotalItems)
+		}
+		// An unencoded "+" arrives as a space; a timestamp without an offset
+		// is UTC; a calendar date is its midnight UTC.
+		for q, want := range map[string]int{
+			"2026-11-21T05:01:00+00:00": 12, "2026-11-21T06:01:00+01:00": 12, "2026-11-21T05:01:00": 12,
+			"2026-11-21": 249, "2026-11-22": 0,
+		} {
+			if p = get("?since=" + q); p.TotalItems != want {
+				t.Errorf("since=%s: total %d, want %d", q, p.TotalItems, want)
+			}
+		}
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for q, field := range map[string]string{
+			"?limit=0": "limit", "?limit=201": "limit", "?limit=abc": "limit", "?limit=-1": "limit",
+			"?since=yesterday": "since", "?since=2026-13-01T00:00:00Z": "since", "?since=": "since",
+			"?eventType=level.updated": "eventType", "?eventType=applicantReviewed": "eventType", "?eventType=document.added": "eventType",
+		} {
+			r := in.expect(400, "GET", "/v1/applicants/h1/review-history"+q, nil)
+			if _, f := errField(t, r); f != field {
+				t.Errorf("%s: field %q, want %q", q, f, field)
+			}
+		}
+		in.expect(404, "GET", "/v1/applicants/nobody/review-history", nil)
+	})
+	t.Run("NoInternal", func(t *testing.T) {
+		in.expect(200, "PATCH", "/v1/levels/basic-kyc-level", map[string]any{"personalInfoFields": []string{"firstName", "lastName"}})
+		for _, it := range get("?limit=200").Items {
+			switch it.EventType {
+			case "level.updated", "document.added", "review.check":
+				t.Fatalf("internal entry %s returned", it.EventType)
+			}
+		}
+		if p := get("?limit=200"); p.TotalItems != 249 {
+			t.Fatalf("total %d", p.TotalItems)
+		}
+	})
+}
+
+// TestReviewStatusPath walks SPEC 3.3's path pending → submitted →
+// in_review → completed and checks that each state is observable on the
+// steps, the status, the applicant and the list filter.
+func TestReviewStatusPath(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createApplicant("path", "Green")
+	listed := func(reviewStatus string) bool {
+		var l struct {
+			Items []struct{ ExternalUserID string }
+		}
+		in.expect(200, "GET", "/v1/applicants?reviewStatus="+reviewStatus, nil).json(t, &l)
+		for _, it := range l.Items {
+			if it.ExternalUserID == "path" {
+				return true
+			}
+		}
+		return false
+	}
+	review := func() string {
+		return in.expect(200, "GET", "/v1/applicants/path", nil).m(t)["review"].(map[string]any)["reviewStatus"].(string)
+	}
+	wantSteps(t, in.stepStatuses("path"), map[string]string{"identity_doc": "pending", "selfie": "pending"})
+
+	// Data for one step: that step is submitted, the applicant still waits.
+	in.expect(201, "POST", "/v1/applicants/path/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 31))})
+	wantSteps(t, in.stepStatuses("path"), map[string]string{"identity_doc": "submitted", "selfie": "pending"})
+	wantStatus(t, in.status("path"), "pending", nil, nil, 0)
+
+	// Every required step has data: submitted, not yet sent to review.
+	in.expect(201, "POST", "/v1/applicants/path/documents", map[string]any{"kind": "selfie", "image": b64(jpegImage(t, 220, 220, 32))})
+	wantSteps(t, in.stepStatuses("path"), map[string]string{"identity_doc": "submitted", "selfie": "submitted"})
+	wantStatus(t, in.status("path"), "submitted", nil, nil, 0)
+	if review() != "submitted" || !listed("submitted") {
+		t.Fatalf("applicant not submitted")
+	}
+
+	// Sent to review: in_review until review_delay (2s) passes.
+	in.expect(200, "POST", "/v1/applicants/path/review", nil)
+	pending := rc.nextOfType(t, "applicantPending")
+	if pending.Header.Get("X-Webhook-Event-Type") != "applicantPending" {
+		t.Fatalf("applicantPending headers %v", pending.Header)
+	}
+	wantSteps(t, in.stepStatuses("path"), map[string]string{"identity_doc": "in_review", "selfie": "in_review"})
+	wantStatus(t, in.status("path"), "in_review", nil, nil, 1)
+	in.advance(time.Second)
+	wantStatus(t, in.status("path"), "in_review", nil, nil, 1)
+	if review() != "in_review" || !listed("in_review") || listed("submitted") {
+		t.Fatalf("applicant not in_review")
+	}
+	// Data cannot change under review.
+	in.expect(409, "POST", "/v1/applicants/path/documents", map[string]any{"kind": "selfie", "image": b64(jpegImage(t, 220, 220, 33))})
+
+	in.advance(time.Second)
+	if d := rc.reviewed(t, secret); d["reviewStatus"] != "completed" {
+		t.Fatalf("applicantReviewed %v", d)
+	}
+	wantSteps(t, in.stepStatuses("path"), map[string]string{"identity_doc": "completed/GREEN", "selfie": "completed/GREEN"})
+	wantStatus(t, in.status("path"), "completed", "GREEN", nil, 1)
+	if review() != "completed" || !listed("completed") || listed("in_review") {
+		t.Fatalf("applicant not completed")
+	}
+}
+
+// TestEmptyLevelNameIsDefault: an empty verificationLevelName means the
+// type's default level, like an absent one.
+func TestEmptyLevelNameIsDefault(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	a := in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "e1", "verificationLevelName": ""}).m(t)
+	if a["verificationLevelName"] != "basic-kyc-level" {
+		t.Fatalf("level %v", a["verificationLevelName"])
+	}
+	c := in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "e2", "type": "company", "verificationLevelName": nil}).m(t)
+	if c["verificationLevelName"] != "kyb-level" {
+		t.Fatalf("level %v", c["verificationLevelName"])
+	}
+}
+
+// TestDataIsNotInFlight: steps that hold data but were not sent to review
+// leave the level free to change; once sent, level changes answer 409.
+func TestDataIsNotInFlight(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("nf", "Green")
+	in.expect(201, "POST", "/v1/applicants/nf/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 41))})
+	in.expect(201, "POST", "/v1/applicants/nf/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 220, 220, 42))})
+	wantStatus(t, in.status("nf"), "submitted", nil, nil, 0)
+	in.expect(200, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)
+	// The rebuilt steps show the data the applicant already holds.
+	wantSteps(t, in.stepStatuses("nf"), map[string]string{"identity_doc": "submitted", "selfie": "submitted", "liveness": "pending",
+		"poa": "pending", "questionnaire": "pending", "aml": "pending", "adverse_media": "pending"})
+	in.expect(200, "POST", "/v1/applicants/nf/levels/basic-kyc-level", nil)
+	wantStatus(t, in.status("nf"), "submitted", nil, nil, 0)
+	in.expect(200, "POST", "/v1/applicants/nf/review", nil)
+	in.expect(409, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)
 }

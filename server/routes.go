@@ -1,10 +1,19 @@
 package server
 
-// routes lists every route of complybox: the API can be read in one place.
-// api(...) requires X-Api-Key and X-Api-Secret; admin(...) also the admin
-// role; public(...) requires nothing.
+import (
+	"github.com/complybox/complybox/server/console"
+	"github.com/complybox/complybox/server/hostedui"
+)
+
+// routes lists every route of complybox, the API, the hosted UI and the
+// console: the binary can be read in one place. api(...) requires X-Api-Key
+// and X-Api-Secret; admin(...) also the admin role; public(...) requires
+// nothing. ui.API(...) requires the hosted-UI session token as a Bearer;
+// c.Page(...) a console session (and CSRF on POST), c.Open(...) nothing.
 func (s *Server) routes() {
 	r := s.router
+	ui := hostedui.New(s.store, s.log)
+	c := console.New(s.store, s.cfg.PublicURL, s.log)
 
 	// Process.
 	r.GET("/healthz", s.public(s.healthz))
@@ -80,59 +89,58 @@ func (s *Server) routes() {
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/spawn-kyc", s.api(s.spawnKYC))
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/regenerate-link", s.api(s.regenerateLink))
 	r.GET("/v1/webhooks/events/catalog", s.api(s.kycCatalog))
-	r.GET("/l/:code", s.public(s.shortLink))
+	r.GET("/l/:code", ui.ShortLink)
 
-	// Verification: hosted UI (SPEC §3.8, sdk.go). Pages and their no-JS
-	// form posts carry the session token in the path; the page's API takes
-	// it as Authorization: Bearer. Assets live beside /sdk/, not under it.
-	ui := s.newSDKUI()
-	r.GET("/sdk/:token", ui.page)
-	r.GET("/sdk/:token/return", ui.returnTo)
-	r.POST("/sdk/:token/personal-info", ui.postPersonalInfo)
-	r.POST("/sdk/:token/documents", ui.postDocuments)
-	r.POST("/sdk/:token/questionnaire", ui.postQuestionnaire)
-	r.POST("/sdk/:token/ubos", ui.postUbo)
-	r.POST("/sdk/:token/submit", ui.postSubmit)
-	r.GET("/sdk-assets/*file", ui.asset)
-	r.GET("/api/v1/sdk/state", s.sdkAPI(s.sdkState))
-	r.POST("/api/v1/sdk/personal-info", s.sdkAPI(s.sdkPersonalInfo))
-	r.POST("/api/v1/sdk/documents", s.sdkAPI(s.sdkDocuments))
-	r.POST("/api/v1/sdk/questionnaire", s.sdkAPI(s.sdkQuestionnaire))
-	r.POST("/api/v1/sdk/ubos", s.sdkAPI(s.sdkAddUbo))
-	r.POST("/api/v1/sdk/submit", s.sdkAPI(s.sdkSubmit))
+	// Verification: hosted UI (SPEC §3.8, package hostedui). Pages and their
+	// no-JS form posts carry the session token in the path; the page's API
+	// takes it as Authorization: Bearer. Assets live beside /sdk/, not under it.
+	r.GET("/sdk/:token", ui.Page)
+	r.GET("/sdk/:token/return", ui.Return)
+	r.POST("/sdk/:token/personal-info", ui.PostPersonalInfo)
+	r.POST("/sdk/:token/documents", ui.PostDocuments)
+	r.POST("/sdk/:token/questionnaire", ui.PostQuestionnaire)
+	r.POST("/sdk/:token/ubos", ui.PostUbo)
+	r.POST("/sdk/:token/submit", ui.PostSubmit)
+	r.GET("/sdk-assets/*file", ui.Asset)
+	r.GET("/api/v1/sdk/state", ui.API(ui.State))
+	r.POST("/api/v1/sdk/personal-info", ui.API(ui.PersonalInfo))
+	r.POST("/api/v1/sdk/documents", ui.API(ui.Documents))
+	r.POST("/api/v1/sdk/questionnaire", ui.API(ui.Questionnaire))
+	r.POST("/api/v1/sdk/ubos", ui.API(ui.AddUbo))
+	r.POST("/api/v1/sdk/submit", ui.API(ui.Submit))
 
-	// Console (SPEC §3.9): operator pages; sessions by cookie, CSRF on POST.
-	c := s.newConsole()
-	r.GET("/console", c.open(c.home))
-	r.GET("/console/", c.open(c.toHome))
-	r.GET("/console/login", c.open(c.loginPage))
-	r.POST("/console/login", c.open(c.login))
-	r.POST("/console/logout", c.page(c.logout))
-	r.POST("/console/env", c.page(c.switchEnv))
-	r.GET("/console/static/:file", c.open(c.staticFile))
-	r.GET("/console/applicants", c.page(c.applicants))
-	r.GET("/console/applicants/:id", c.page(c.applicant))
-	r.GET("/console/applicants/:id/documents/:sha", c.page(c.document))
-	r.POST("/console/applicants/:id/decision", c.page(c.decide))
-	r.GET("/console/deliveries", c.page(c.deliveries))
-	r.GET("/console/deliveries/:id", c.page(c.delivery))
-	r.POST("/console/deliveries/:id/retry", c.page(c.retryDelivery))
-	r.POST("/console/retry-deliveries", c.page(c.retryDeliveries))
-	r.GET("/console/settings", c.page(c.settings))
-	r.POST("/console/settings/webhook", c.page(c.setWebhook))
-	r.POST("/console/settings/webhook/rotate", c.page(c.rotateWebhook))
-	r.POST("/console/settings/callback", c.page(c.setCallback))
-	r.POST("/console/settings/callback/rotate", c.page(c.rotateCallback))
-	r.GET("/console/levels", c.page(c.levels))
-	r.POST("/console/levels", c.page(c.createLevel))
-	r.GET("/console/levels/:name", c.page(c.level))
-	r.POST("/console/levels/:name", c.page(c.editLevel))
-	r.GET("/console/credentials", c.page(c.credentials))
-	r.POST("/console/credentials", c.page(c.createCredential))
-	r.POST("/console/credentials/:key/revoke", c.page(c.revokeCredential))
-	r.GET("/console/vaults", c.page(c.vaults))
-	r.GET("/console/vaults/:id", c.page(c.vault))
-	r.GET("/console/wallets/:id", c.page(c.wallet))
-	r.GET("/console/transactions", c.page(c.transactions))
-	r.GET("/console/transactions/:id", c.page(c.transaction))
+	// Console (SPEC §3.9, package console): operator pages; sessions by
+	// cookie, CSRF on POST.
+	r.GET("/console", c.Open(c.Home))
+	r.GET("/console/", c.Open(c.ToHome))
+	r.GET("/console/login", c.Open(c.LoginPage))
+	r.POST("/console/login", c.Open(c.Login))
+	r.POST("/console/logout", c.Page(c.Logout))
+	r.POST("/console/env", c.Page(c.SwitchEnv))
+	r.GET("/console/static/:file", c.Open(c.StaticFile))
+	r.GET("/console/applicants", c.Page(c.Applicants))
+	r.GET("/console/applicants/:id", c.Page(c.Applicant))
+	r.GET("/console/applicants/:id/documents/:sha", c.Page(c.Document))
+	r.POST("/console/applicants/:id/decision", c.Page(c.Decide))
+	r.GET("/console/deliveries", c.Page(c.Deliveries))
+	r.GET("/console/deliveries/:id", c.Page(c.Delivery))
+	r.POST("/console/deliveries/:id/retry", c.Page(c.RetryDelivery))
+	r.POST("/console/retry-deliveries", c.Page(c.RetryDeliveries))
+	r.GET("/console/settings", c.Page(c.Settings))
+	r.POST("/console/settings/webhook", c.Page(c.SetWebhook))
+	r.POST("/console/settings/webhook/rotate", c.Page(c.RotateWebhook))
+	r.POST("/console/settings/callback", c.Page(c.SetCallback))
+	r.POST("/console/settings/callback/rotate", c.Page(c.RotateCallback))
+	r.GET("/console/levels", c.Page(c.Levels))
+	r.POST("/console/levels", c.Page(c.CreateLevel))
+	r.GET("/console/levels/:name", c.Page(c.Level))
+	r.POST("/console/levels/:name", c.Page(c.EditLevel))
+	r.GET("/console/credentials", c.Page(c.Credentials))
+	r.POST("/console/credentials", c.Page(c.CreateCredential))
+	r.POST("/console/credentials/:key/revoke", c.Page(c.RevokeCredential))
+	r.GET("/console/vaults", c.Page(c.Vaults))
+	r.GET("/console/vaults/:id", c.Page(c.Vault))
+	r.GET("/console/wallets/:id", c.Page(c.Wallet))
+	r.GET("/console/transactions", c.Page(c.Transactions))
+	r.GET("/console/transactions/:id", c.Page(c.Transaction))
 }

@@ -1,19 +1,20 @@
-// Package server is complybox's HTTP layer: it decodes requests, calls the
-// store and encodes answers. Every route is listed in routes.go.
+// Package server is complybox's HTTP layer: the partner JSON API, which
+// decodes requests, calls the store and encodes answers. The hosted UI
+// (package hostedui) and the console (package console) are packages of
+// their own; errors and JSON bodies go through package wire for all three.
+// Every route of the binary is listed in routes.go.
 package server
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
-	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
@@ -66,28 +67,11 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 	return s
 }
 
-type ctxKey int
-
-const (
-	keyRequestID ctxKey = iota
-	keyCredential
-)
-
-func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(keyRequestID).(string)
-	return id
-}
-
 // ServeHTTP adds the request id, body limit and access log around the router.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := r.Header.Get("X-Request-Id")
-	if !validRequestID(id) {
-		id = uuid.NewString()
-	}
-	w.Header().Set("X-Request-Id", id)
 	method := r.Method
-	r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+	r, id := wire.WithRequestID(w, r)
 	if r.Method == http.MethodHead {
 		if h, _, _ := s.router.Lookup(http.MethodGet, r.URL.Path); h != nil {
 			// HEAD is GET without the body: net/http drops what the
@@ -107,7 +91,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.router.ServeHTTP(rec, r)
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
-		slog.String("method", method), slog.String("path", redactPath(r.URL.Path)), slog.Int("status", rec.status),
+		slog.String("method", method), slog.String("path", wire.RedactPath(r.URL.Path)), slog.Int("status", rec.status),
 		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))
 }
 
@@ -118,21 +102,6 @@ var imageUploadPath = regexp.MustCompile(`^(/v1/applicants/[^/]+/(verify|documen
 // imageUpload reports whether r is a POST to a route with the 25 MiB limit.
 func imageUpload(r *http.Request) bool {
 	return r.Method == http.MethodPost && imageUploadPath.MatchString(r.URL.Path)
-}
-
-// validRequestID reports whether a caller's X-Request-Id can be adopted:
-// 1 to 128 characters of A-Z a-z 0-9 and "._:-".
-func validRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, c := range []byte(id) {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 type statusRecorder struct {

@@ -91,7 +91,7 @@ func (s *Store) SetConsolePassword(password string) error {
 	if len(password) > ConsolePasswordMax {
 		return Invalid("password", "the console password must be at most %d bytes", ConsolePasswordMax)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.pwCost)
 	if err != nil {
 		return err
 	}

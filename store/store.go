@@ -50,6 +50,9 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Settings holds the business settings that live outside the db.
 	Settings Settings
+	// PasswordCost is the bcrypt cost of the console password; 0 means
+	// bcrypt.DefaultCost. Tests set bcrypt.MinCost.
+	PasswordCost int
 }
 
 // Store is the handle on one bbolt file.
@@ -58,6 +61,7 @@ type Store struct {
 	now       func() time.Time
 	log       *slog.Logger
 	settings  Settings
+	pwCost    int // bcrypt cost of the console password; 0: bcrypt.DefaultCost
 	commit    committer
 	sanctions *screening.SanctionsList // production screening list; nil when none is configured
 
@@ -87,7 +91,7 @@ func Open(path string, opt Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults()}
+	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults(), pwCost: opt.PasswordCost}
 	s.commit.db = db
 	if f := s.settings.KYC.SanctionsFile; f != "" {
 		s.sanctions = screening.NewSanctionsList(f)

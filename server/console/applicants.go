@@ -1,0 +1,195 @@
+package console
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/complybox/complybox/server/wire"
+	"github.com/complybox/complybox/store"
+)
+
+// Applicants: list, detail with company structure, documents, decision.
+
+// Applicants serves GET /console/applicants: filters, search, pages.
+func (c *Console) Applicants(w http.ResponseWriter, r *Request) error {
+	p, err := wire.Page(r.Request)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	search := q.Get("q")
+	if search == "" {
+		search = q.Get("search") // the name a script may guess
+	}
+	f := store.ApplicantFilter{Status: q.Get("status"), ReviewStatus: q.Get("reviewStatus"), Type: q.Get("type"), Query: search}
+	items, next, err := c.store.Applicants(r.env, f, p)
+	if err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, "applicants", "Applicants", "applicants", map[string]any{
+		"Items": items, "Next": deref(next), "Status": f.Status, "ReviewStatus": f.ReviewStatus, "Q": search, "Type": q.Get("type"),
+		"Types": []string{"individual", "company"}, "Statuses": []string{store.StatusActive, store.StatusDeactivated, store.StatusBlocklisted},
+		"ReviewStatuses": store.ReviewStatuses()})
+}
+
+// uboRow is one company-structure row as the console shows it, with the
+// child applicant's state.
+type uboRow struct {
+	Fields      []field
+	Child       string
+	ChildReview *store.Review
+}
+
+// Applicant serves GET /console/applicants/:id.
+func (c *Console) Applicant(w http.ResponseWriter, r *Request) error {
+	id := r.params.ByName("id")
+	a, err := c.store.Applicant(r.env, id)
+	if err != nil {
+		return err
+	}
+	steps, err := c.store.Steps(r.env, id)
+	if err != nil {
+		return err
+	}
+	history, err := c.store.ApplicantHistory(r.env, id)
+	if err != nil {
+		return err
+	}
+	structure, rows, hasRows, err := c.companyStructure(r.env, a)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"A": a, "Steps": steps.Steps, "History": history, "Labels": store.RejectLabels(),
+		"Awaiting": a.Review.ReviewStatus == store.ReviewAwaiting, "Info": infoFields(a),
+		"Structure": structure, "Rows": rows, "HasRows": hasRows}
+	return c.render(w, r, http.StatusOK, "applicant", a.ExternalUserID, "applicants", data)
+}
+
+// infoFields lists the applicant's data fields that have a value.
+func infoFields(a store.Applicant) []field {
+	info := a.Info
+	if a.Type == "company" {
+		info = a.CompanyInfo
+	}
+	var out []field
+	for _, f := range recordFields(info) {
+		if f.Value != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// companyStructure reads the company-structure parts of the applicant: for
+// a company its flags, counts and allChildrenComplete (GET
+// …/company-structure) and its ubos[] rows as GET /v1/applicants/{id}
+// renders them; for a spawned child its parent. hasRows is false while the
+// record carries no ubos field at all.
+func (c *Console) companyStructure(env store.Env, a store.Applicant) (structure []field, rows []uboRow, hasRows bool, err error) {
+	id := a.ExternalUserID
+	parent, err := c.store.ApplicantParent(env, id)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if parent != "" {
+		structure = append(structure, field{Name: "parentExternalUserId", Value: parent})
+	}
+	if a.Type == "company" {
+		cs, err := c.store.CompanyStructure(env, id)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for _, f := range recordFields(cs) {
+			if f.Name != "externalUserId" && f.Name != "counts" {
+				structure = append(structure, f)
+			}
+		}
+		structure = append(structure, recordFields(cs.Counts)...)
+	}
+	raw, err := c.store.ApplicantJSON(env, id)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, nil, false, err
+	}
+	ubos, ok := m["ubos"]
+	if !ok {
+		return structure, nil, false, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(ubos, &items); err != nil {
+		return nil, nil, false, err
+	}
+	for _, item := range items {
+		var row struct {
+			Child string `json:"childExternalUserId"`
+		}
+		if err := json.Unmarshal(item, &row); err != nil {
+			return nil, nil, false, err
+		}
+		u := uboRow{Fields: recordFields(item), Child: row.Child}
+		if row.Child != "" {
+			ca, err := c.store.Applicant(env, row.Child)
+			switch {
+			case err == nil:
+				u.ChildReview = &ca.Review
+			case store.ErrorCode(err) != store.ENOTFOUND:
+				return nil, nil, false, err
+			}
+		}
+		rows = append(rows, u)
+	}
+	return structure, rows, true, nil
+}
+
+// Document serves GET /console/applicants/:id/documents/:sha: the stored
+// image bytes with their content type.
+func (c *Console) Document(w http.ResponseWriter, r *Request) error {
+	img, err := c.store.ApplicantImage(r.env, r.params.ByName("id"), r.params.ByName("sha"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", img.ContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(img.Data)))
+	w.Header().Set("Content-Disposition", "inline")
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.Write(img.Data)
+	return nil
+}
+
+// Decide serves POST /console/applicants/:id/decision: the same store
+// operation as POST /v1/admin/applicants/{id}/decision.
+func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
+	id := r.params.ByName("id")
+	f := r.PostForm
+	answer := f.Get("reviewAnswer")
+	if answer == "" {
+		answer = f.Get("decision")
+	}
+	d := store.Decision{ReviewAnswer: consoleAnswer(answer), ModerationComment: strings.TrimSpace(f.Get("moderationComment"))}
+	if d.ReviewAnswer == store.Red {
+		d.ReviewRejectType, d.RejectLabels = strings.ToUpper(strings.TrimSpace(f.Get("reviewRejectType"))), f["rejectLabels"]
+	}
+	if _, err := c.store.Decide(r.env, id, d); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/applicants/"+url.PathEscape(id), "decided")
+}
+
+// consoleAnswer reads the decision form's verdict: GREEN or RED, also
+// written approve or reject, in any case; anything else is passed on for
+// the store to refuse.
+func consoleAnswer(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "green", "approve", "approved":
+		return store.Green
+	case "red", "reject", "rejected":
+		return store.Red
+	}
+	return v
+}

@@ -1,0 +1,436 @@
+// Package console is the operator console (SPEC 3.9): server-rendered
+// html/template pages with embedded assets, usable without JavaScript. Every
+// page carries a strict Content-Security-Policy and X-Frame-Options DENY;
+// every POST form carries the session's CSRF token; the session cookie is
+// HttpOnly and SameSite=Strict. Sessions and CSRF are this package's; error
+// statuses, Retry-After and request ids come from package wire. It never
+// imports package server.
+package console
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/complybox/complybox/server/wire"
+	"github.com/complybox/complybox/store"
+)
+
+//go:embed templates static
+var consoleFiles embed.FS
+
+// Console cookies.
+const (
+	consoleCookie      = "complybox_console"       // the session id
+	consoleLoginCookie = "complybox_console_login" // the login form's CSRF token (double submit)
+	consoleCSP         = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+// Console serves the console pages: the templates are parsed once, by New.
+type Console struct {
+	store  *store.Store
+	log    *slog.Logger
+	pages  map[string]*template.Template
+	static fs.FS
+	secure bool // cookies only over https (public_url is https)
+}
+
+// New parses the console templates. publicURL is the service's public
+// base: over https the cookies are Secure. Internal errors are logged to
+// log.
+func New(st *store.Store, publicURL string, log *slog.Logger) *Console {
+	c := &Console{store: st, log: log, pages: map[string]*template.Template{}, secure: strings.HasPrefix(publicURL, "https://")}
+	static, err := fs.Sub(consoleFiles, "static")
+	if err != nil {
+		panic(err)
+	}
+	c.static = static
+	names, err := fs.Glob(consoleFiles, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	for _, name := range names {
+		page := strings.TrimSuffix(strings.TrimPrefix(name, "templates/"), ".html")
+		if page == "layout" {
+			continue
+		}
+		c.pages[page] = template.Must(template.New("layout.html").Funcs(consoleFuncs()).
+			ParseFS(consoleFiles, "templates/layout.html", name))
+	}
+	return c
+}
+
+// Request is what a console handler gets: the request, its route
+// parameters, the operator's session and the environment it shows.
+type Request struct {
+	*http.Request
+	params httprouter.Params
+	sess   store.ConsoleSession
+	env    store.Env
+}
+
+// Handler is a console page or action; a returned error is rendered
+// as the error page.
+type Handler func(w http.ResponseWriter, r *Request) error
+
+// Page wraps h with the console's headers and a live session: without one a
+// GET goes to the login page and a POST is 403; a POST also needs the
+// session's CSRF token (403 otherwise).
+func (c *Console) Page(h Handler) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		consoleHeaders(w)
+		cr := &Request{Request: r, params: ps}
+		err := c.authorize(cr)
+		if store.ErrorCode(err) == store.EUNAUTHORIZED {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				// A form posted without a live session cannot carry its
+				// session's CSRF token: refused like any other forgery.
+				c.fail(w, cr, errCSRF())
+				return
+			}
+			http.Redirect(w, r, "/console/login", http.StatusSeeOther)
+			return
+		}
+		if err == nil {
+			err = h(w, cr)
+		}
+		if err != nil {
+			c.fail(w, cr, err)
+		}
+	}
+}
+
+// authorize loads the session and, on a POST, checks the CSRF token.
+func (c *Console) authorize(r *Request) error {
+	ck, err := r.Cookie(consoleCookie)
+	if err != nil {
+		return store.Errorf(store.EUNAUTHORIZED, "not_logged_in", "log in to the console first")
+	}
+	if r.sess, err = c.store.ConsoleSessionByID(ck.Value); err != nil {
+		return err
+	}
+	r.env = r.sess.Env
+	if r.Method == http.MethodPost {
+		if err := parseForm(r.Request); err != nil {
+			return err
+		}
+		if !r.sess.CheckCSRF(r.PostForm.Get("csrf")) {
+			return errCSRF()
+		}
+	}
+	return nil
+}
+
+// parseForm reads a posted form, URL-encoded or multipart (a script's
+// client may send either), into r.PostForm.
+func parseForm(r *http.Request) error {
+	var err error
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err = r.ParseMultipartForm(1 << 20)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		return store.Invalid("form", "the form could not be read")
+	}
+	return nil
+}
+
+func errCSRF() error {
+	return store.Errorf(store.EFORBIDDEN, "csrf_token_invalid", "the form's security token is missing or wrong; reload the page and try again")
+}
+
+// Open wraps a handler that needs no session (the login pages).
+func (c *Console) Open(h Handler) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		consoleHeaders(w)
+		cr := &Request{Request: r, params: ps, env: store.Sandbox}
+		if err := h(w, cr); err != nil {
+			c.fail(w, cr, err)
+		}
+	}
+}
+
+func consoleHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", consoleCSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+}
+
+// consoleView is what every page template gets.
+type consoleView struct {
+	Title    string
+	Nav      string // the highlighted section
+	Env      store.Env
+	Envs     []store.Env
+	CSRF     string
+	Path     string // the current path and query, for the environment switch
+	LoggedIn bool
+	Flash    string
+	Data     any
+}
+
+// render executes page with data at status.
+func (c *Console) render(w http.ResponseWriter, r *Request, status int, page, title, nav string, data any) error {
+	t, ok := c.pages[page]
+	if !ok {
+		return store.Errorf(store.EINTERNAL, "", "no console page %q", page)
+	}
+	v := consoleView{Title: title, Nav: nav, Env: r.env, Envs: store.Envs(), CSRF: r.sess.CSRF, Path: r.URL.RequestURI(),
+		LoggedIn: r.sess.ID != "", Flash: flashText(r.URL.Query().Get("ok")), Data: data}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+	return nil
+}
+
+// fail renders err as the error page with the status of its code.
+func (c *Console) fail(w http.ResponseWriter, r *Request, err error) {
+	e := store.AsError(err)
+	status := wire.Status(err)
+	msg := e.Message
+	if e.Code == store.EINTERNAL {
+		c.log.Error("console internal error", "method", r.Method, "path", r.URL.Path, "requestId", wire.RequestID(r.Request), "err", err)
+		msg = "Something went wrong on our side; the request id is in the logs."
+	}
+	if e.Code == store.ERATELIMIT {
+		wire.SetRetryAfter(w, e.RetryAfter)
+	}
+	data := map[string]any{"Status": status, "StatusText": http.StatusText(status), "Message": msg, "Field": e.Field,
+		"RequestID": wire.RequestID(r.Request)}
+	if rerr := c.render(w, r, status, "error", http.StatusText(status), "", data); rerr != nil {
+		c.log.Error("console render error page", "err", rerr)
+		http.Error(w, msg, status)
+	}
+}
+
+// redirect answers a successful POST: 303 to path with a flash code.
+func redirect(w http.ResponseWriter, r *Request, path, ok string) error {
+	if ok != "" {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + "ok=" + url.QueryEscape(ok)
+	}
+	http.Redirect(w, r.Request, path, http.StatusSeeOther)
+	return nil
+}
+
+// flashText is the message of a flash code set by redirect.
+func flashText(code string) string {
+	return map[string]string{
+		"decided":      "The decision was recorded.",
+		"retried":      "The delivery is queued for a new round of attempts.",
+		"webhook":      "The custody webhook settings were saved.",
+		"callback":     "The KYC callback URL was saved.",
+		"revoked":      "The credential was revoked.",
+		"env":          "Environment switched.",
+		"logged-out":   "You are logged out.",
+		"bulk-retried": "The matching deliveries are queued again.",
+		"level":        "The level was saved.",
+	}[code]
+}
+
+// clientAddr is the address login attempts are counted by: the peer's IP.
+// X-Forwarded-For is not trusted: the console is served directly.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// randomCookieToken returns 32 random bytes, URL-safe base64.
+func randomCookieToken() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (c *Console) cookie(name, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: name, Value: value, Path: "/console", MaxAge: maxAge, HttpOnly: true,
+		Secure: c.secure, SameSite: http.SameSiteStrictMode}
+}
+
+// loginToken returns the login form's CSRF token, setting its cookie when
+// the browser has none.
+func (c *Console) loginToken(w http.ResponseWriter, r *http.Request) string {
+	if ck, err := r.Cookie(consoleLoginCookie); err == nil && len(ck.Value) >= 32 {
+		return ck.Value
+	}
+	tok := randomCookieToken()
+	http.SetCookie(w, c.cookie(consoleLoginCookie, tok, int((24*time.Hour).Seconds())))
+	return tok
+}
+
+// checkLoginToken compares the login form's token with its cookie.
+func checkLoginToken(r *http.Request) bool {
+	ck, err := r.Cookie(consoleLoginCookie)
+	form := r.PostForm.Get("csrf")
+	return err == nil && ck.Value != "" && subtle.ConstantTimeCompare([]byte(ck.Value), []byte(form)) == 1
+}
+
+// consoleFuncs are the template functions.
+func consoleFuncs() template.FuncMap {
+	return template.FuncMap{
+		"str": func(v any) string {
+			switch x := v.(type) {
+			case nil:
+				return ""
+			case *string:
+				if x == nil {
+					return ""
+				}
+				return *x
+			case store.NullString:
+				return string(x)
+			case store.Time:
+				return x.String()
+			case *int:
+				if x == nil {
+					return ""
+				}
+				return strconv.Itoa(*x)
+			case string:
+				return x
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return ""
+			}
+			return string(b)
+		},
+		"join": strings.Join,
+		"has": func(list []string, s string) bool {
+			for _, x := range list {
+				if x == s {
+					return true
+				}
+			}
+			return false
+		},
+		"pretty": func(s string) string {
+			var buf bytes.Buffer
+			if json.Indent(&buf, []byte(s), "", "  ") != nil {
+				return s
+			}
+			return buf.String()
+		},
+		"fields":  recordFields,
+		"pathEsc": url.PathEscape,
+		"query": func(base string, kv ...string) string {
+			q := url.Values{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i+1] != "" {
+					q.Set(kv[i], kv[i+1])
+				}
+			}
+			if len(q) == 0 {
+				return base
+			}
+			return base + "?" + q.Encode()
+		},
+		"secret": secretText,
+		"displayName": func(a store.Applicant) string {
+			if a.Type == "company" {
+				return deref(a.CompanyInfo["companyName"])
+			}
+			var parts []string
+			for _, f := range []string{"firstName", "middleName", "lastName"} {
+				if v := deref(a.Info[f]); v != "" {
+					parts = append(parts, v)
+				}
+			}
+			return strings.Join(parts, " ")
+		},
+		"add":     func(a, b int) int { return a + b },
+		"isImage": func(contentType string) bool { return strings.HasPrefix(contentType, "image/") },
+	}
+}
+
+// field is one name and value of a record shown as a table.
+type field struct {
+	Name  string
+	Value string
+}
+
+// recordFields lists v's JSON fields in their declared order, each value as
+// text (strings bare, null empty, anything else compact JSON).
+func recordFields(v any) []field {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var out []field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		name, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return out
+		}
+		var s string
+		switch {
+		case string(raw) == "null":
+		case json.Unmarshal(raw, &s) == nil:
+		default:
+			s = string(raw)
+		}
+		out = append(out, field{Name: name, Value: s})
+	}
+	return out
+}
+
+// secretText is a secret shown once, as the bytes to copy: html/template
+// would write a base64 "+" as "&#43;", which a script scraping the page
+// reads wrong. A secret of other characters than base64 (standard or URL
+// safe) is escaped as usual.
+func secretText(secret string) any {
+	for _, r := range secret {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("+/=-_.", r)) {
+			return secret
+		}
+	}
+	return template.HTML(secret)
+}
+
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,106 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/complybox/complybox/server/wire"
+	"github.com/complybox/complybox/store"
+)
+
+// Deliveries: list, detail, retry one, retry in bulk.
+
+// Deliveries serves GET /console/deliveries.
+func (c *Console) Deliveries(w http.ResponseWriter, r *Request) error {
+	p, err := wire.Page(r.Request)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.DeliveryFilter{Status: q.Get("status"), Destination: q.Get("destination"), EventType: q.Get("eventType")}
+	switch f.Status {
+	case "", store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed, store.DeliveryDead:
+	default:
+		return store.Invalid("status", "status must be pending, delivered, failed or dead")
+	}
+	switch f.Destination {
+	case "", store.DestCustody, store.DestKYC:
+	default:
+		return store.Invalid("destination", "destination must be custody or kyc")
+	}
+	items, next, err := c.store.Deliveries(r.env, f, p)
+	if err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, "deliveries", "Deliveries", "deliveries", map[string]any{
+		"Items": items, "Next": deref(next), "Status": f.Status, "Destination": f.Destination, "EventType": f.EventType,
+		"Statuses": []string{store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed, store.DeliveryDead}})
+}
+
+// Delivery serves GET /console/deliveries/:id.
+func (c *Console) Delivery(w http.ResponseWriter, r *Request) error {
+	d, err := c.store.Delivery(r.env, r.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, "delivery", "Delivery "+d.ID, "deliveries", map[string]any{
+		"D": d, "Summary": recordFields(d.DeliverySummary),
+		"Retryable": d.Status == store.DeliveryFailed || d.Status == store.DeliveryDead})
+}
+
+// RetryDelivery serves POST /console/deliveries/:id/retry.
+func (c *Console) RetryDelivery(w http.ResponseWriter, r *Request) error {
+	id := r.params.ByName("id")
+	if _, err := c.store.RetryDelivery(r.env, id); err != nil {
+		return err
+	}
+	if err := c.store.RecordConsoleAction(r.env, "console.delivery_retried", map[string]any{"deliveryId": id}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/deliveries/"+url.PathEscape(id), "retried")
+}
+
+// RetryDeliveries serves POST /console/retry-deliveries: bulk retry of the
+// failed or dead deliveries (status failed, dead, or empty for both)
+// created between since and until.
+func (c *Console) RetryDeliveries(w http.ResponseWriter, r *Request) error {
+	f := r.PostForm
+	in := store.DeliveryFilter{Status: f.Get("status"), Destination: f.Get("destination")}
+	switch in.Destination {
+	case "", store.DestCustody, store.DestKYC:
+	default:
+		return store.Invalid("destination", "destination must be custody or kyc")
+	}
+	var ok bool
+	if v := strings.TrimSpace(f.Get("since")); v != "" {
+		if in.Since, ok = store.ParseTime(v); !ok {
+			return store.Invalid("since", "since must be an ISO 8601 timestamp such as 2026-11-21T05:00:00Z")
+		}
+	}
+	if v := strings.TrimSpace(f.Get("until")); v != "" {
+		if in.Until, ok = store.ParseTime(v); !ok {
+			return store.Invalid("until", "until must be an ISO 8601 timestamp such as 2026-11-21T06:00:00Z")
+		}
+	}
+	// No status: both kinds of undelivered ones, failed and dead.
+	statuses := []string{in.Status}
+	if in.Status == "" {
+		statuses = []string{store.DeliveryFailed, store.DeliveryDead}
+	}
+	n := 0
+	for _, st := range statuses {
+		f := in
+		f.Status = st
+		m, err := c.store.RetryDeliveries(r.env, f)
+		if err != nil {
+			return err
+		}
+		n += m
+	}
+	if err := c.store.RecordConsoleAction(r.env, "console.deliveries_retried", map[string]any{
+		"status": in.Status, "destination": in.Destination, "since": store.At(in.Since), "until": store.At(in.Until), "requeued": n}); err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, "requeued", "Deliveries requeued", "deliveries", map[string]any{"N": n, "Status": in.Status})
+}

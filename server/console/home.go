@@ -1,0 +1,155 @@
+package console
+
+import (
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/complybox/complybox/store"
+)
+
+// Console pages: login, overview, environment switch.
+
+// Home serves GET /console: the login form without a session, the
+// overview with one.
+func (c *Console) Home(w http.ResponseWriter, r *Request) error {
+	if c.authorize(r) != nil {
+		return c.LoginPage(w, r)
+	}
+	waiting, _, err := c.store.Applicants(r.env, store.ApplicantFilter{ReviewStatus: store.ReviewAwaiting}, store.Page{Limit: 20})
+	if err != nil {
+		return err
+	}
+	failing, _, err := c.store.Deliveries(r.env, store.DeliveryFilter{Status: store.DeliveryDead}, store.Page{Limit: 20})
+	if err != nil {
+		return err
+	}
+	activity, err := c.store.ConsoleActivity(r.env)
+	if err != nil {
+		return err
+	}
+	if len(activity) > 30 {
+		activity = activity[:30]
+	}
+	return c.render(w, r, http.StatusOK, "home", "Overview", "home", map[string]any{
+		"Waiting": waiting, "Dead": failing, "Activity": activity})
+}
+
+// ToHome serves GET /console/: a permanent redirect to /console, the one
+// address of the overview (the query is kept).
+func (c *Console) ToHome(w http.ResponseWriter, r *Request) error {
+	to := "/console"
+	if r.URL.RawQuery != "" {
+		to += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r.Request, to, http.StatusMovedPermanently)
+	return nil
+}
+
+// LoginPage serves GET /console/login.
+func (c *Console) LoginPage(w http.ResponseWriter, r *Request) error {
+	if ck, err := r.Cookie(consoleCookie); err == nil {
+		if _, err := c.store.ConsoleSessionByID(ck.Value); err == nil {
+			return redirect(w, r, "/console", "")
+		}
+	}
+	return c.renderLogin(w, r, http.StatusOK, "")
+}
+
+func (c *Console) renderLogin(w http.ResponseWriter, r *Request, status int, msg string) error {
+	set, err := c.store.ConsolePasswordSet()
+	if err != nil {
+		return err
+	}
+	r.sess = store.ConsoleSession{CSRF: c.loginToken(w, r.Request)}
+	return c.render(w, r, status, "login", "Log in", "", map[string]any{"PasswordSet": set, "Error": msg})
+}
+
+// Login serves POST /console/login.
+func (c *Console) Login(w http.ResponseWriter, r *Request) error {
+	if err := parseForm(r.Request); err != nil {
+		return err
+	}
+	if !checkLoginToken(r.Request) {
+		return errCSRF()
+	}
+	sess, err := c.store.ConsoleLogin(r.PostForm.Get("password"), clientAddr(r.Request))
+	switch store.ErrorCode(err) {
+	case "":
+	case store.EUNAUTHORIZED:
+		return c.renderLogin(w, r, http.StatusUnauthorized, "The password is not correct.")
+	case store.ECONFLICT:
+		return c.renderLogin(w, r, http.StatusConflict, "No console password is set yet.")
+	default:
+		return err
+	}
+	http.SetCookie(w, c.cookie(consoleCookie, sess.ID, int(store.ConsoleSessionTTL.Seconds())))
+	http.SetCookie(w, c.cookie(consoleLoginCookie, "", -1))
+	return redirect(w, r, "/console", "")
+}
+
+// Logout serves POST /console/logout.
+func (c *Console) Logout(w http.ResponseWriter, r *Request) error {
+	if err := c.store.ConsoleLogout(r.sess.ID); err != nil {
+		return err
+	}
+	http.SetCookie(w, c.cookie(consoleCookie, "", -1))
+	return redirect(w, r, "/console/login", "logged-out")
+}
+
+// SwitchEnv serves POST /console/env: the environment the console shows.
+func (c *Console) SwitchEnv(w http.ResponseWriter, r *Request) error {
+	env := store.Env(r.PostForm.Get("env"))
+	if _, err := c.store.SetConsoleEnv(r.sess.ID, env); err != nil {
+		return err
+	}
+	return redirect(w, r, consoleBack(r.PostForm.Get("back")), "env")
+}
+
+// consoleBack is where the environment switch returns to: the console page
+// back names, a detail page's list (a record of one environment does not
+// exist in the other), and /console for anything else.
+func consoleBack(back string) string {
+	if strings.ContainsAny(back, "\\\r\n") {
+		return "/console"
+	}
+	u, err := url.Parse(back)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+		return "/console"
+	}
+	clean := path.Clean(u.Path)
+	if clean != "/console" && !strings.HasPrefix(clean, "/console/") {
+		return "/console"
+	}
+	if parts := strings.Split(clean, "/"); len(parts) > 3 {
+		return strings.Join(parts[:3], "/")
+	}
+	q := u.Query()
+	q.Del("cursor") // a page of the other environment's list
+	q.Del("ok")
+	if len(q) > 0 {
+		clean += "?" + q.Encode()
+	}
+	return clean
+}
+
+// StaticFile serves GET /console/static/:file from the embedded assets.
+func (c *Console) StaticFile(w http.ResponseWriter, r *Request) error {
+	name := r.params.ByName("file")
+	b, err := fs.ReadFile(c.static, name)
+	if err != nil {
+		return store.NotFound("file", name)
+	}
+	ct := "application/octet-stream"
+	if strings.HasSuffix(name, ".css") {
+		ct = "text/css; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
+	return nil
+}

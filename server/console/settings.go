@@ -1,0 +1,223 @@
+package console
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/complybox/complybox/server/wire"
+	"github.com/complybox/complybox/store"
+)
+
+// Console settings: custody webhook, KYC callback, secret rotation, levels,
+// credentials.
+
+// Settings serves GET /console/settings.
+func (c *Console) Settings(w http.ResponseWriter, r *Request) error {
+	wh, err := c.store.WebhookConfig(r.env)
+	if err != nil {
+		return err
+	}
+	cb, err := c.store.CallbackURL()
+	if err != nil {
+		return err
+	}
+	var types []string
+	for _, e := range store.CustodyCatalog() {
+		types = append(types, e.Name)
+	}
+	subscribed := wh.SubscribedEventTypes
+	if wh.URL != nil && subscribed == nil {
+		subscribed = types // nil: every type
+	}
+	return c.render(w, r, http.StatusOK, "settings", "Settings", "settings", map[string]any{
+		"Webhook": wh, "WebhookURL": deref(wh.URL), "Catalog": store.CustodyCatalog(), "Subscribed": subscribed, "CallbackURL": cb})
+}
+
+// secretShown renders the page that shows a new signing secret once.
+func (c *Console) secretShown(w http.ResponseWriter, r *Request, title, what, secret string) error {
+	return c.render(w, r, http.StatusOK, "secret", title, "settings", map[string]any{"What": what, "Secret": secret})
+}
+
+// SetWebhook serves POST /console/settings/webhook: URL and subscription
+// (none named: every type). A URL change generates a new secret, shown
+// once.
+func (c *Console) SetWebhook(w http.ResponseWriter, r *Request) error {
+	raw := strings.TrimSpace(r.PostForm.Get("url"))
+	types := r.PostForm["subscribedEventTypes"]
+	if len(types) == 0 {
+		// The page's form says it lists the boxes: none ticked is a
+		// mistake. A script posting only the URL subscribes to every
+		// type, as PUT /webhooks/outbound without subscribedEventTypes.
+		if r.PostForm.Get("subscription") != "" {
+			return store.Invalid("subscribedEventTypes", "choose at least one event type")
+		}
+		types = nil
+	}
+	v, err := c.store.SetWebhook(r.Context(), r.env, raw, types)
+	if err != nil {
+		return err
+	}
+	if err := c.store.RecordConsoleAction(r.env, "console.webhook_configured", map[string]any{"url": raw, "subscribedEventTypes": types}); err != nil {
+		return err
+	}
+	if v.SigningSecret != nil {
+		return c.secretShown(w, r, "Webhook signing secret", "custody webhook ("+raw+")", *v.SigningSecret)
+	}
+	return redirect(w, r, "/console/settings", "webhook")
+}
+
+// RotateWebhook serves POST /console/settings/webhook/rotate.
+func (c *Console) RotateWebhook(w http.ResponseWriter, r *Request) error {
+	secret, err := c.store.RotateWebhookSecret(r.env)
+	if err != nil {
+		return err
+	}
+	if err := c.store.RecordConsoleAction(r.env, "console.webhook_secret_rotated", nil); err != nil {
+		return err
+	}
+	return c.secretShown(w, r, "New webhook signing secret", "custody webhook", secret)
+}
+
+// SetCallback serves POST /console/settings/callback: the KYC callback URL
+// (empty: none). It is shared by both environments.
+func (c *Console) SetCallback(w http.ResponseWriter, r *Request) error {
+	raw := strings.TrimSpace(r.PostForm.Get("callbackUrl"))
+	if _, named := r.PostForm["callbackUrl"]; !named {
+		raw = strings.TrimSpace(r.PostForm.Get("url")) // a script's guess of the field's name
+	}
+	if err := c.store.SetCallbackURL(r.Context(), raw); err != nil {
+		return err
+	}
+	if err := c.store.RecordConsoleAction(r.env, "console.callback_configured", map[string]any{"url": raw}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/settings", "callback")
+}
+
+// RotateCallback serves POST /console/settings/callback/rotate.
+func (c *Console) RotateCallback(w http.ResponseWriter, r *Request) error {
+	secret, err := c.store.RotateCallbackSecret()
+	if err != nil {
+		return err
+	}
+	if err := c.store.RecordConsoleAction(r.env, "console.callback_secret_rotated", nil); err != nil {
+		return err
+	}
+	return c.secretShown(w, r, "New KYC callback signing secret", "KYC callback", secret)
+}
+
+// Levels serves GET /console/levels.
+func (c *Console) Levels(w http.ResponseWriter, r *Request) error {
+	ls, err := c.store.Levels(r.env)
+	if err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, "levels", "Levels", "settings", map[string]any{"Items": ls})
+}
+
+// Level serves GET /console/levels/:name.
+func (c *Console) Level(w http.ResponseWriter, r *Request) error {
+	l, err := c.store.Level(r.env, r.params.ByName("name"))
+	if err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, "level", "Level "+l.Name, "settings", map[string]any{"L": l, "Edit": levelJSON(l)})
+}
+
+// levelJSON is the editable part of l as indented JSON, the body of
+// PATCH /v1/levels/{levelName}.
+func levelJSON(l store.Level) string {
+	b, err := json.MarshalIndent(map[string]any{"name": l.Name, "applicantType": l.ApplicantType, "steps": l.Steps,
+		"personalInfoFields": l.PersonalInfoFields, "companyDataFields": l.CompanyDataFields,
+		"companyRequiredFields": l.CompanyRequiredFields, "companyRequiredDocuments": l.CompanyRequiredDocuments,
+		"questionnaire": l.Questionnaire}, "", "  ")
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// CreateLevel serves POST /console/levels: the form's "level" field is the
+// JSON body of POST /v1/levels.
+func (c *Console) CreateLevel(w http.ResponseWriter, r *Request) error {
+	var in store.Level
+	if err := wire.DecodeBytes([]byte(r.PostForm.Get("level")), &in); err != nil {
+		return err
+	}
+	l, err := c.store.CreateLevel(r.env, in)
+	if err != nil {
+		return err
+	}
+	if err := c.store.RecordConsoleAction(r.env, "console.level_created", map[string]any{"name": l.Name}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/levels/"+url.PathEscape(l.Name), "level")
+}
+
+// EditLevel serves POST /console/levels/:name: the form's "level" field is
+// the JSON body of PATCH /v1/levels/{levelName}.
+func (c *Console) EditLevel(w http.ResponseWriter, r *Request) error {
+	var in store.LevelPatch
+	if err := wire.DecodeBytes([]byte(r.PostForm.Get("level")), &in); err != nil {
+		return err
+	}
+	name := r.params.ByName("name")
+	l, err := c.store.PatchLevel(r.env, name, in)
+	if err != nil {
+		return err
+	}
+	if err := c.store.RecordConsoleAction(r.env, "console.level_edited", map[string]any{"name": l.Name, "previousName": name}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/levels/"+url.PathEscape(l.Name), "level")
+}
+
+// Credentials serves GET /console/credentials.
+func (c *Console) Credentials(w http.ResponseWriter, r *Request) error {
+	cs, err := c.store.Credentials()
+	if err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, "credentials", "API credentials", "settings", map[string]any{"Items": cs})
+}
+
+// CreateCredential serves POST /console/credentials; the secret is shown
+// once. Without an environment it is the one the console shows; without a
+// role, partner.
+func (c *Console) CreateCredential(w http.ResponseWriter, r *Request) error {
+	f := r.PostForm
+	env := store.Env(f.Get("environment"))
+	if env == "" {
+		env = r.env // the environment the console shows
+	}
+	cred, secret, err := c.store.CreateCredential(env, f.Get("role"), strings.TrimSpace(f.Get("name")))
+	if err != nil {
+		return err
+	}
+	if err := c.store.RecordConsoleAction(cred.Environment, "console.credential_created", map[string]any{"key": cred.Key, "role": cred.Role}); err != nil {
+		return err
+	}
+	return c.render(w, r, http.StatusOK, "credential", "Credential created", "settings", map[string]any{"C": cred, "Secret": secret})
+}
+
+// RevokeCredential serves POST /console/credentials/:key/revoke.
+func (c *Console) RevokeCredential(w http.ResponseWriter, r *Request) error {
+	key := r.params.ByName("key")
+	if err := c.store.RevokeCredential(key); err != nil {
+		return err
+	}
+	env := r.env
+	if cs, err := c.store.Credentials(); err == nil {
+		for _, cr := range cs {
+			if cr.Key == key {
+				env = cr.Environment // the event belongs to the credential's environment
+			}
+		}
+	}
+	if err := c.store.RecordConsoleAction(env, "console.credential_revoked", map[string]any{"key": key}); err != nil {
+		return err
+	}
+	return redirect(w, r, "/console/credentials", "revoked")
+}

@@ -1,0 +1,154 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/complybox/complybox/server/wire"
+	"github.com/complybox/complybox/store"
+)
+
+func (s *Server) putWebhook(w http.ResponseWriter, r *request) error {
+	var in struct {
+		URL                  *string  `json:"url"`
+		SubscribedEventTypes []string `json:"subscribedEventTypes"`
+	}
+	if err := wire.Decode(r.Request, &in); err != nil {
+		return err
+	}
+	if in.URL == nil {
+		return store.Invalid("url", "url is required")
+	}
+	v, err := s.store.SetWebhook(r.Context(), r.env, *in.URL, in.SubscribedEventTypes)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *request) error {
+	v, err := s.store.WebhookConfig(r.env)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) testWebhook(w http.ResponseWriter, r *request) error {
+	id, err := s.store.SendTestEvent(r.env)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusAccepted, map[string]string{"deliveryId": id})
+	return nil
+}
+
+func deliveryFilter(r *request) (store.DeliveryFilter, error) {
+	q := r.URL.Query()
+	f := store.DeliveryFilter{Status: q.Get("status"), EventType: q.Get("eventType"), Destination: q.Get("destination"), EntityID: q.Get("entityId")}
+	switch f.Status {
+	case "", store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed, store.DeliveryDead:
+	default:
+		return f, store.Invalid("status", "status must be pending, delivered, failed or dead")
+	}
+	switch f.Destination {
+	case "", store.DestCustody, store.DestKYC:
+	default:
+		return f, store.Invalid("destination", "destination must be custody or kyc")
+	}
+	if f.EventType != "" && !store.KnownEventType(f.EventType) {
+		return f, store.Invalid("eventType", "unknown event type %q; see GET /webhooks/events/catalog and GET /v1/webhooks/events/catalog", f.EventType)
+	}
+	return f, nil
+}
+
+func (s *Server) listDeliveries(w http.ResponseWriter, r *request) error {
+	f, err := deliveryFilter(r)
+	if err != nil {
+		return err
+	}
+	p, err := wire.Page(r.Request)
+	if err != nil {
+		return err
+	}
+	items, next, err := s.store.Deliveries(r.env, f, p)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, newList(items, next))
+	return nil
+}
+
+func (s *Server) getDelivery(w http.ResponseWriter, r *request) error {
+	d, err := s.store.Delivery(r.env, r.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) retryDelivery(w http.ResponseWriter, r *request) error {
+	d, err := s.store.RetryDelivery(r.env, r.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, d)
+	return nil
+}
+
+// postDeliveries serves POST /webhooks/deliveries/retry. httprouter cannot
+// hold the static "retry" beside ":id" in one method tree, so the route is
+// POST /webhooks/deliveries/:id and any other id is unknown.
+func (s *Server) postDeliveries(w http.ResponseWriter, r *request) error {
+	if r.params.ByName("id") != "retry" {
+		w.Header().Set("Allow", "GET")
+		return store.Errorf(store.EMETHOD, "method_not_allowed", "POST is not allowed on %s; allowed: GET", r.URL.Path)
+	}
+	var in struct {
+		Status      string `json:"status"`
+		Since       string `json:"since"`
+		Until       string `json:"until"`
+		Destination string `json:"destination"`
+	}
+	if err := wire.Decode(r.Request, &in); err != nil {
+		return err
+	}
+	f := store.DeliveryFilter{Status: in.Status, Destination: in.Destination}
+	switch in.Status {
+	case store.DeliveryFailed, store.DeliveryDead:
+	default:
+		return store.Invalid("status", "status must be failed or dead")
+	}
+	switch in.Destination {
+	case "", store.DestCustody, store.DestKYC:
+	default:
+		return store.Invalid("destination", "destination must be custody or kyc")
+	}
+	var ok bool
+	if in.Since != "" {
+		if f.Since, ok = store.ParseTime(in.Since); !ok {
+			return store.Invalid("since", "since must be an ISO 8601 timestamp")
+		}
+	}
+	if in.Until != "" {
+		if f.Until, ok = store.ParseTime(in.Until); !ok {
+			return store.Invalid("until", "until must be an ISO 8601 timestamp")
+		}
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		return store.Invalid("until", "until must be later than since")
+	}
+	n, err := s.store.RetryDeliveries(r.env, f)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, map[string]int{"requeued": n})
+	return nil
+}
+
+func (s *Server) custodyCatalog(w http.ResponseWriter, r *request) error {
+	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.CustodyCatalog()})
+	return nil
+}

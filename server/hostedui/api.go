@@ -1,0 +1,279 @@
+package hostedui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/complybox/complybox/server/wire"
+	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/imagecheck"
+)
+
+// The page API: /api/v1/sdk/* with Authorization: Bearer <token>.
+
+// Handler is a page-API handler; token is the session token.
+type Handler func(w http.ResponseWriter, r *http.Request, token string) error
+
+// API wraps h, a handler of the page API, with the Bearer token. An unknown, missing or expired token
+// is 401 (an expired one with code session_expired).
+func (ui *UI) API(h Handler) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		token, err := bearerToken(r)
+		if err == nil && r.Method != http.MethodGet {
+			// The token is checked before the body is read: an unknown or
+			// expired token is 401 whatever the body holds.
+			_, err = ui.store.SDKView(token)
+		}
+		if err == nil {
+			err = h(w, r, token)
+		}
+		if err == nil {
+			return
+		}
+		if e := store.AsError(err); e.Code == store.EGONE || e.Code == store.EUNAUTHORIZED {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="complybox-sdk"`)
+			err = &store.Error{Code: store.EUNAUTHORIZED, Reason: e.Reason, Message: e.Message}
+		}
+		ui.writeError(w, r, err)
+	}
+}
+
+// bearerToken returns the token of "Authorization: Bearer <token>".
+func bearerToken(r *http.Request) (string, error) {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", store.Errorf(store.EUNAUTHORIZED, "missing_token", "send the verification session token as Authorization: Bearer <token>")
+	}
+	return token, nil
+}
+
+// sdkShown sets the language and theme of a state to those the hosted UI
+// uses: an unknown language is English, a theme other than dark light.
+func sdkShown(st *store.SDKState) {
+	st.Lang = sdkLang(st.Lang)
+	if st.Theme != "dark" {
+		st.Theme = "light"
+	}
+}
+
+func (ui *UI) State(w http.ResponseWriter, r *http.Request, token string) error {
+	st, err := ui.store.SDKState(token)
+	if err != nil {
+		return err
+	}
+	sdkShown(&st)
+	ui.encode(w, http.StatusOK, st)
+	return nil
+}
+
+func (ui *UI) PersonalInfo(w http.ResponseWriter, r *http.Request, token string) error {
+	var in map[string]json.RawMessage
+	if err := wire.Decode(r, &in); err != nil {
+		return err
+	}
+	for _, wrap := range []string{"fields", "info"} {
+		if inner, ok := in[wrap]; ok && len(in) == 1 && bytes.HasPrefix(bytes.TrimSpace(inner), []byte("{")) {
+			// {"fields": {...}} or {"info": {...}} (as the applicant shows
+			// them) is read as the fields themselves.
+			in = nil
+			if err := wire.DecodeBytes(inner, &in); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	st, err := ui.store.SDKPersonalInfo(token, in)
+	if err != nil {
+		return err
+	}
+	sdkShown(&st)
+	ui.encode(w, http.StatusOK, st)
+	return nil
+}
+
+func (ui *UI) Documents(w http.ResponseWriter, r *http.Request, token string) error {
+	up, err := readUpload(r)
+	if err != nil {
+		return err
+	}
+	st, err := ui.store.SDKAddDocuments(token, up)
+	if err != nil {
+		return err
+	}
+	sdkShown(&st)
+	ui.encode(w, http.StatusCreated, st)
+	return nil
+}
+
+func (ui *UI) Questionnaire(w http.ResponseWriter, r *http.Request, token string) error {
+	var in map[string]json.RawMessage
+	if err := wire.Decode(r, &in); err != nil {
+		return err
+	}
+	st, err := ui.store.SDKAnswers(token, in)
+	if err != nil {
+		return err
+	}
+	sdkShown(&st)
+	ui.encode(w, http.StatusOK, st)
+	return nil
+}
+
+// AddUbo appends a beneficial-owner row (source sdk) to the session's
+// company: 201 with the state, the new row and its index.
+func (ui *UI) AddUbo(w http.ResponseWriter, r *http.Request, token string) error {
+	var in store.UboInput
+	if err := wire.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := ui.store.SDKAddUbo(token, in)
+	if err != nil {
+		return err
+	}
+	sdkShown(&out.SDKState)
+	ui.encode(w, http.StatusCreated, out)
+	return nil
+}
+
+func (ui *UI) Submit(w http.ResponseWriter, r *http.Request, token string) error {
+	st, err := ui.store.SDKSubmit(token)
+	if err != nil {
+		return err
+	}
+	sdkShown(&st)
+	ui.encode(w, http.StatusOK, st)
+	return nil
+}
+
+// readUpload reads a multipart upload: the fields kind (or type), side and
+// docType (or idDocType) and the file parts "file" (one or more; "image" or
+// any other name with a file name is the same), "front" and "back" (sides
+// of an identity document). An empty file input (no name, no bytes) is
+// skipped. A JSON body as POST …/documents takes it (kind, side,
+// docType, image in base64) is accepted too. Returns EINVALID naming the
+// field and ETOOLARGE past the body limit.
+func readUpload(r *http.Request) (store.SDKUpload, error) {
+	var up store.SDKUpload
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err == nil && mt == "application/json" {
+		return readJSONUpload(r)
+	}
+	if err != nil || mt != "multipart/form-data" {
+		return up, store.Invalid("Content-Type", "send the upload as multipart/form-data with the fields kind, side, docType and file")
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return up, store.Invalid("body", "malformed multipart body")
+	}
+	type filePart struct {
+		name string
+		data []byte
+	}
+	var files []filePart
+	count := map[string]int{}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return up, uploadError(err)
+		}
+		name := p.FormName()
+		switch {
+		case name == "idDocType":
+			name = "docType" // the name POST …/verify uses
+		case name == "type":
+			name = "kind"
+		case p.FileName() != "" && !slices.Contains([]string{"file", "image", "front", "back"}, name):
+			name = "file" // a file under any other name
+		}
+		switch name {
+		case "kind", "side", "docType":
+			b, err := io.ReadAll(io.LimitReader(p, 256))
+			if err != nil {
+				return up, uploadError(err)
+			}
+			v := strings.TrimSpace(string(b))
+			switch name {
+			case "kind":
+				if up.Kind == "" || p.FormName() == "kind" {
+					up.Kind = v
+				}
+			case "side":
+				up.Side = v
+			default:
+				up.DocType = v
+			}
+		case "file", "image", "front", "back":
+			b, err := io.ReadAll(io.LimitReader(p, imagecheck.MaxBytes+1))
+			if err != nil {
+				return up, uploadError(err)
+			}
+			if p.FileName() == "" && len(b) == 0 {
+				continue // an input left empty
+			}
+			if name == "image" {
+				name = "file"
+			}
+			files = append(files, filePart{name: name, data: b})
+			count[name]++
+		default:
+			if _, err := io.Copy(io.Discard, p); err != nil {
+				return up, uploadError(err)
+			}
+		}
+	}
+	seen := map[string]int{}
+	for _, f := range files {
+		field := f.name
+		if count[f.name] > 1 {
+			field = fmt.Sprintf("%s[%d]", f.name, seen[f.name])
+		}
+		seen[f.name]++
+		side := ""
+		if f.name != "file" {
+			side = f.name
+		}
+		up.Files = append(up.Files, store.SDKFile{Field: field, Side: side, Data: f.data})
+	}
+	return up, nil
+}
+
+// readJSONUpload reads the JSON form of an upload: one base64 image.
+func readJSONUpload(r *http.Request) (store.SDKUpload, error) {
+	var in store.DocumentInput
+	if err := wire.Decode(r, &in); err != nil {
+		return store.SDKUpload{}, err
+	}
+	up := store.SDKUpload{Kind: in.Kind, Side: in.Side, DocType: in.DocType}
+	if in.Image == "" {
+		return up, store.Invalid("image", "image is required: base64 of a JPEG, PNG or PDF")
+	}
+	img, err := store.DecodeImage("image", in.Image, true)
+	if err != nil {
+		return up, err
+	}
+	up.Files = []store.SDKFile{{Field: "image", Data: img.Data}}
+	return up, nil
+}
+
+// uploadError maps a failure to read a multipart body to ETOOLARGE past the
+// body limit, else EINVALID.
+func uploadError(err error) error {
+	if e := wire.TooLarge(err); e != nil {
+		return e
+	}
+	return store.Invalid("body", "malformed multipart body")
+}

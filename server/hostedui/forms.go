@@ -1,0 +1,271 @@
+package hostedui
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/complybox/complybox/server/wire"
+	"github.com/complybox/complybox/store"
+)
+
+// Pages and form posts: /sdk/{token}/….
+
+// formError shows a failed form post: the page of step again with the
+// error, with the status the API would answer.
+func (ui *UI) formError(w http.ResponseWriter, r *http.Request, token, step string, err error, posted url.Values) {
+	e := store.AsError(err)
+	if e.Code == store.EGONE || e.Code == store.EUNAUTHORIZED || e.Code == store.EINTERNAL {
+		ui.fail(w, r, err)
+		return
+	}
+	st, verr := ui.store.SDKView(token)
+	if verr != nil {
+		ui.fail(w, r, verr)
+		return
+	}
+	p := ui.build(token, st, step)
+	label := e.Field
+	base, _, _ := strings.Cut(e.Field, "[") // roles[1] is labelled as roles
+	if l := p.T("field." + base); l != "field."+base {
+		label = l
+	}
+	switch {
+	case e.Code == store.ELOCKED:
+		p.Err = &sdkError{Title: p.Tf("error.locked", label), Message: e.Message}
+	case e.Field != "":
+		p.Err = &sdkError{Title: p.Tf("error.field", label), Message: e.Message}
+	case e.Code == store.ECONFLICT:
+		p.Err = &sdkError{Title: p.T("error.conflict"), Message: e.Message}
+	default:
+		p.Err = &sdkError{Title: p.T("error"), Message: e.Message}
+	}
+	for i := range p.Fields {
+		f := &p.Fields[i]
+		f.Invalid = f.Name == e.Field
+		if vs, ok := posted[f.Name]; ok && !f.Locked {
+			f.Value = vs[0]
+		}
+	}
+	if p.Step == "ubo" && posted != nil {
+		p.uboPosted(posted, e.Field)
+	}
+	for i := range p.Questions {
+		q := &p.Questions[i]
+		q.Invalid = "questionnaire."+q.ID == e.Field
+		if vs, ok := posted[q.Name]; ok {
+			q.Value = vs[0]
+		}
+	}
+	ui.render(w, r, p, wire.Status(err))
+}
+
+// done answers a successful form post of step with a redirect to the page:
+// the next open step, or the page itself once it no longer shows steps.
+func (ui *UI) done(w http.ResponseWriter, r *http.Request, token string, st store.SDKState, step string) {
+	sdkHeaders(w)
+	target := "/sdk/" + url.PathEscape(token)
+	if p := ui.build(token, st, ""); p.Mode == "step" {
+		target += "?step=" + url.QueryEscape(p.next(step))
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// Page renders GET /sdk/{token}?step=….
+func (ui *UI) Page(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	token := ps.ByName("token")
+	st, err := ui.store.SDKView(token)
+	if err != nil {
+		ui.fail(w, r, err)
+		return
+	}
+	ui.render(w, r, ui.build(token, st, r.URL.Query().Get("step")), http.StatusOK)
+}
+
+// Return sends the applicant back to the partner's returnUrl with
+// externalUserId and reviewAnswer once there is a verdict; before, or
+// without a returnUrl, back to the page.
+func (ui *UI) Return(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	token := ps.ByName("token")
+	st, err := ui.store.SDKView(token)
+	if err != nil {
+		ui.fail(w, r, err)
+		return
+	}
+	sdkHeaders(w)
+	if st.RedirectURL == "" {
+		http.Redirect(w, r, "/sdk/"+url.PathEscape(token), http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, string(st.RedirectURL), http.StatusSeeOther)
+}
+
+// PostPersonalInfo takes the personal (or company) data form. An input
+// left empty clears a value the applicant gave before.
+func (ui *UI) PostPersonalInfo(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	token := ps.ByName("token")
+	st, err := ui.store.SDKView(token)
+	if err != nil {
+		ui.fail(w, r, err)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		ui.formError(w, r, token, "personal", store.Invalid("body", "malformed form"), nil)
+		return
+	}
+	in := map[string]json.RawMessage{}
+	for _, f := range st.Fields {
+		vs, ok := r.PostForm[f.Name]
+		if !ok {
+			continue
+		}
+		v := strings.TrimSpace(vs[0])
+		if f.Name == "nationality" || f.Name == "country" {
+			v = strings.ToUpper(v) // a person types "deu"
+		}
+		switch {
+		case v != "":
+			b, _ := json.Marshal(v)
+			in[f.Name] = b
+		case f.Value != nil:
+			in[f.Name] = json.RawMessage("null")
+		}
+	}
+	st, err = ui.store.SDKPersonalInfo(token, in)
+	if err != nil {
+		ui.formError(w, r, token, "personal", err, r.PostForm)
+		return
+	}
+	ui.done(w, r, token, st, "personal")
+}
+
+// PostDocuments takes an upload form (multipart).
+func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	token := ps.ByName("token")
+	up, err := readUpload(r)
+	var st store.SDKState
+	if err == nil {
+		st, err = ui.store.SDKAddDocuments(token, up)
+	}
+	if err != nil {
+		if store.ErrorCode(err) == store.ETOOLARGE {
+			ui.writeError(w, r, err)
+			return
+		}
+		ui.formError(w, r, token, up.Kind, err, nil)
+		return
+	}
+	ui.done(w, r, token, st, up.Kind)
+}
+
+// PostQuestionnaire takes the questionnaire form: inputs "q.<id>"; a
+// boolean answer is "true" or "false"; an empty input is no answer.
+func (ui *UI) PostQuestionnaire(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	token := ps.ByName("token")
+	st, err := ui.store.SDKView(token)
+	if err != nil {
+		ui.fail(w, r, err)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		ui.formError(w, r, token, "questionnaire", store.Invalid("body", "malformed form"), nil)
+		return
+	}
+	answers := map[string]json.RawMessage{}
+	for _, q := range st.Questionnaire {
+		v := strings.TrimSpace(r.PostForm.Get("q." + q.ID))
+		if v == "" {
+			continue
+		}
+		var b []byte
+		if q.Type == "boolean" && (v == "true" || v == "false") {
+			b = []byte(v)
+		} else {
+			b, _ = json.Marshal(v)
+		}
+		answers[q.ID] = b
+	}
+	st, err = ui.store.SDKAnswers(token, answers)
+	if err != nil {
+		ui.formError(w, r, token, "questionnaire", err, r.PostForm)
+		return
+	}
+	ui.done(w, r, token, st, "questionnaire")
+}
+
+// PostUbo takes the form that adds a beneficial-owner row (source sdk)
+// and shows the rows again, so that another can be added.
+func (ui *UI) PostUbo(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	token := ps.ByName("token")
+	if err := r.ParseForm(); err != nil {
+		ui.formError(w, r, token, "ubo", store.Invalid("body", "malformed form"), nil)
+		return
+	}
+	if _, err := ui.store.SDKAddUbo(token, uboFormInput(r.PostForm)); err != nil {
+		ui.formError(w, r, token, "ubo", err, r.PostForm)
+		return
+	}
+	sdkHeaders(w)
+	http.Redirect(w, r, "/sdk/"+url.PathEscape(token)+"?step=ubo", http.StatusSeeOther)
+}
+
+// ownershipInput is a decimal as a person types it: digits, a point or a
+// comma, then digits; a trailing % is allowed.
+var ownershipInput = regexp.MustCompile(`^[0-9]{1,3}([.,][0-9]+)?$`)
+
+// uboFormInput reads the row form as the JSON body of POST …/ubos: inputs
+// left empty are absent, the checked roles an array, ownershipPercent a
+// number when it reads as one (else a string, which the store rejects
+// naming the field).
+func uboFormInput(form url.Values) store.UboInput {
+	in := store.UboInput{}
+	str := func(v string) json.RawMessage {
+		b, _ := json.Marshal(v)
+		return b
+	}
+	if vs, ok := form["fullName"]; ok {
+		in["fullName"] = str(vs[0])
+	}
+	for _, f := range []string{"dateOfBirth", "email", "nationality"} {
+		v := strings.TrimSpace(form.Get(f))
+		if f == "nationality" {
+			v = strings.ToUpper(v)
+		}
+		if v != "" {
+			in[f] = str(v)
+		}
+	}
+	if v := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(form.Get("ownershipPercent")), "%")); v != "" {
+		if ownershipInput.MatchString(v) {
+			in["ownershipPercent"] = json.RawMessage(strings.Replace(v, ",", ".", 1))
+		} else {
+			in["ownershipPercent"] = str(v)
+		}
+	}
+	roles := form["roles"]
+	if roles == nil {
+		roles = []string{}
+	}
+	b, _ := json.Marshal(roles)
+	in["roles"] = b
+	return in
+}
+
+// PostSubmit sends the applicant to review; the page then waits for the
+// verdict.
+func (ui *UI) PostSubmit(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	token := ps.ByName("token")
+	st, err := ui.store.SDKSubmit(token)
+	if err != nil {
+		ui.formError(w, r, token, "review", err, nil)
+		return
+	}
+	ui.done(w, r, token, st, "review")
+}
+
+// asset serves the embedded stylesheet and script. With ?v= of the
+// current assets the answer may be cached for good.

@@ -1,0 +1,969 @@
+package server_test
+
+import (
+	"bytes"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/complybox/complybox/store"
+)
+
+// sdkSession opens a hosted-UI session for extID and returns its token.
+func (in *instance) sdkSession(extID string, body map[string]any) string {
+	in.t.Helper()
+	if body == nil {
+		body = map[string]any{}
+	}
+	var link struct{ Token, URL string }
+	in.expect(201, "POST", "/v1/applicants/"+extID+"/verification-sessions", body).json(in.t, &link)
+	return link.Token
+}
+
+// sdkGet fetches a hosted-UI URL without following redirects.
+func (in *instance) sdkGet(path string, headers ...string) *response {
+	in.t.Helper()
+	return in.sdkSend("GET", path, nil, "", headers...)
+}
+
+// sdkSend sends a request to the hosted UI or its API without following
+// redirects and without API credentials.
+func (in *instance) sdkSend(method, path string, body []byte, contentType string, headers ...string) *response {
+	in.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, in.URL+path, rd)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	return &response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// sdkForm posts an HTML form (urlencoded) as a browser without JavaScript.
+func (in *instance) sdkForm(path string, form url.Values) *response {
+	in.t.Helper()
+	return in.sdkSend("POST", path, []byte(form.Encode()), "application/x-www-form-urlencoded")
+}
+
+// part is one part of a multipart body: a field, or a file when data is set.
+type part struct {
+	name, value string
+	data        []byte
+}
+
+// multipartBody encodes parts and returns the body and its content type.
+func multipartBody(t testing.TB, parts ...part) ([]byte, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, p := range parts {
+		if p.data == nil {
+			if err := mw.WriteField(p.name, p.value); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		w, err := mw.CreateFormFile(p.name, p.name+".bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(p.data)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), mw.FormDataContentType()
+}
+
+// sdkUpload posts a multipart upload to path; bearer, if set, is sent as
+// the Authorization token.
+func (in *instance) sdkUpload(path, bearer string, parts ...part) *response {
+	in.t.Helper()
+	body, ct := multipartBody(in.t, parts...)
+	var h []string
+	if bearer != "" {
+		h = []string{"Authorization", "Bearer " + bearer}
+	}
+	return in.sdkSend("POST", path, body, ct, h...)
+}
+
+// sdkAPI calls the page API with token as Bearer and a JSON body.
+func (in *instance) sdkAPI(method, path, token string, body string) *response {
+	in.t.Helper()
+	var b []byte
+	if body != "" {
+		b = []byte(body)
+	}
+	return in.sdkSend(method, path, b, "application/json", "Authorization", "Bearer "+token)
+}
+
+// wantStatusCode fails unless r has status want.
+func wantStatusCode(t testing.TB, r *response, want int, what string) {
+	t.Helper()
+	if r.Status != want {
+		t.Fatalf("%s: status %d, want %d; body %.600s", what, r.Status, want, r.Body)
+	}
+}
+
+// wantHTML fails unless the page body matches every pattern.
+func wantHTML(t testing.TB, r *response, patterns ...string) {
+	t.Helper()
+	for _, p := range patterns {
+		if !regexp.MustCompile(p).Match(r.Body) {
+			t.Errorf("page lacks %s", p)
+		}
+	}
+}
+
+// noHTML fails if the page body matches any pattern.
+func noHTML(t testing.TB, r *response, patterns ...string) {
+	t.Helper()
+	for _, p := range patterns {
+		if regexp.MustCompile(p).Match(r.Body) {
+			t.Errorf("page has %s", p)
+		}
+	}
+}
+
+// sdkVerdict waits until the session state carries a verdict.
+func (in *instance) sdkVerdict(token string) map[string]any {
+	in.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		r := in.sdkAPI("GET", "/api/v1/sdk/state", token, "")
+		wantStatusCode(in.t, r, 200, "state")
+		if v, ok := r.m(in.t)["verdict"].(map[string]any); ok {
+			return v
+		}
+		select {
+		case <-deadline:
+			in.t.Fatalf("no verdict within 10s: %s", r.Body)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func TestSDKPageIndividual(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("page1", "Green") // firstName, lastName, dateOfBirth, nationality locked
+	token := in.sdkSession("page1", map[string]any{"lang": "de", "theme": "dark"})
+
+	r := in.sdkGet("/sdk/" + token)
+	wantStatusCode(t, r, 200, "page")
+	if ct := r.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "script-src 'self'") {
+		t.Errorf("Content-Security-Policy %q", csp)
+	}
+	if rp := r.Header.Get("Referrer-Policy"); rp != "no-referrer" {
+		t.Errorf("Referrer-Policy %q", rp)
+	}
+	wantHTML(t, r,
+		`<html lang="de" class="theme-dark">`,
+		`Persönliche Angaben`, `Ausweisdokument`, `Selfie`, `Schritt 1 von 4`,
+		`<input type="text" name="firstName" value="Ada" disabled`,
+		`<input type="text" name="lastName" value="Green" disabled`,
+		`<input type="date" name="dateOfBirth" value="1990-04-01" disabled`,
+		`<input type="email" name="email" value=""( required)? autocomplete="email">`,
+		`action="/sdk/`+regexp.QuoteMeta(token)+`/personal-info"`,
+		`<script src="/sdk-assets/app.js\?v=[0-9a-f]+" defer>`,
+	)
+	noHTML(t, r, `https?://`, `name="email"[^>]*disabled`, `name="address"`, `<script>`, `style=`)
+
+	// The steps of the level, each a form that works without script.
+	r = in.sdkGet("/sdk/" + token + "?step=identity_doc")
+	wantHTML(t, r, `enctype="multipart/form-data"`, `name="kind" value="identity_doc"`,
+		`<input type="file" name="front" accept="image/jpeg,image/png,application/pdf" capture="environment"`,
+		`<input type="file" name="back"`, `<option value="PASSPORT">Reisepass</option>`)
+	r = in.sdkGet("/sdk/" + token + "?step=selfie")
+	wantHTML(t, r, `name="kind" value="selfie"`, `capture="user"`)
+
+	// An unknown language falls back to English; the theme defaults to light.
+	token2 := in.sdkSession("page1", map[string]any{"lang": "xx"})
+	r = in.sdkGet("/sdk/" + token2)
+	wantStatusCode(t, r, 200, "page")
+	wantHTML(t, r, `<html lang="en" class="theme-light">`, `Personal information`, `Identity document`, `Step 1 of 4`)
+
+	// The full level: liveness with a guided capture, proof of address, a
+	// questionnaire from the level.
+	in.expect(201, "POST", "/v1/levels", map[string]any{
+		"name": "sdk-full", "applicantType": "individual",
+		"steps":              []map[string]any{{"kind": "identity_doc"}, {"kind": "selfie"}, {"kind": "liveness"}, {"kind": "poa"}, {"kind": "questionnaire"}, {"kind": "aml"}},
+		"personalInfoFields": []string{"firstName", "lastName", "gender", "address"},
+		"questionnaire": []map[string]any{
+			{"id": "pep", "text": "Are you a politically exposed person?", "type": "boolean", "required": true},
+			{"id": "source", "text": "Source of funds", "type": "choice", "options": []string{"salary", "savings"}, "required": true},
+			{"id": "note", "text": "Anything else?", "type": "text"},
+		},
+	})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "page2", "verificationLevelName": "sdk-full"})
+	token3 := in.sdkSession("page2", nil)
+	r = in.sdkGet("/sdk/" + token3)
+	wantHTML(t, r, `<select name="gender"`, `<input type="text" name="address"`, `Liveness check`, `Proof of address`, `Questionnaire`)
+	noHTML(t, r, `Screening</a>`) // aml runs by itself
+	r = in.sdkGet("/sdk/" + token3 + "?step=liveness")
+	wantHTML(t, r, `name="kind" value="liveness"`, `multiple`, `data-liveness="3"`, `data-prompt-2="Turn your head slightly to the left"`)
+	r = in.sdkGet("/sdk/" + token3 + "?step=questionnaire")
+	wantHTML(t, r, `Are you a politically exposed person\?`, `name="q.pep" value="true"`, `<select name="q.source"`,
+		`<option value="savings">savings</option>`, `<textarea name="q.note"`)
+	r = in.sdkGet("/sdk/" + token3 + "?step=poa")
+	wantHTML(t, r, `name="kind" value="poa"`)
+
+	// The assets are embedded and served with long caching.
+	a := in.sdkGet("/sdk-assets/app.css")
+	wantStatusCode(t, a, 200, "app.css")
+	if !strings.HasPrefix(a.Header.Get("Content-Type"), "text/css") || !bytes.Contains(a.Body, []byte(".theme-dark")) {
+		t.Errorf("app.css: %s", a.Header.Get("Content-Type"))
+	}
+	wantStatusCode(t, in.sdkGet("/sdk-assets/app.js"), 200, "app.js")
+	wantStatusCode(t, in.sdkGet("/sdk-assets/nope.js"), 404, "unknown asset")
+	wantStatusCode(t, in.sdkGet("/sdk-assets/../templates/page.html"), 404, "asset outside static")
+}
+
+func TestSDKPageCompany(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co1", "type": "company", "companyName": "Acme GmbH", "country": "DEU"})
+	token := in.sdkSession("co1", nil)
+	r := in.sdkGet("/sdk/" + token)
+	wantStatusCode(t, r, 200, "page")
+	wantHTML(t, r, `Company verification`, `<h2>Company information</h2>`, `Company documents`, `Step 1 of 4`,
+		`<input type="text" name="companyName" value="Acme GmbH" disabled`,
+		`<input type="text" name="registrationNumber" value="" required>`,
+		`<select name="legalForm"`, `<option value="gmbh">GMBH</option>`)
+	noHTML(t, r, `Identity document`, `name="firstName"`, `Questionnaire`) // kyb-level asks no questions
+	r = in.sdkGet("/sdk/" + token + "?step=company_docs")
+	wantHTML(t, r, `name="docType" value="certificate_of_incorporation"`, `name="docType" value="register_of_shareholders"`,
+		`Certificate of incorporation`)
+
+	// A company document through the form; the other is still needed.
+	body, ct := multipartBody(t, part{name: "kind", value: "company_docs"}, part{name: "docType", value: "certificate_of_incorporation"},
+		part{name: "file", data: pngImage(t, 210, 300, 1)})
+	wantStatusCode(t, in.sdkSend("POST", "/sdk/"+token+"/documents", body, ct), 303, "company doc")
+	r = in.sdkGet("/sdk/" + token + "?step=company_docs")
+	wantHTML(t, r, `Certificate of incorporation <span class="ok">✓`)
+	noHTML(t, r, `Register of shareholders <span class="ok">`)
+
+	// In German.
+	token = in.sdkSession("co1", map[string]any{"lang": "DE"})
+	wantHTML(t, in.sdkGet("/sdk/"+token), `Unternehmensprüfung`, `Angaben zum Unternehmen`, `Unternehmensdokumente`)
+}
+
+// TestSDKFormFlow walks the hosted UI as a browser without JavaScript:
+// plain forms, multipart uploads, redirects, the waiting page and the way
+// back to the partner.
+func TestSDKFormFlow(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "walk1"})
+	token := in.sdkSession("walk1", map[string]any{"returnUrl": "https://partner.example/done?from=kyc"})
+	page := "/sdk/" + token
+
+	// Personal info: a bad value comes back as the page with the error.
+	r := in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Ada"}, "lastName": {"Walker"}, "dateOfBirth": {"1990-02-31"}, "email": {""}})
+	wantStatusCode(t, r, 400, "bad date")
+	wantHTML(t, r, `role="alert"`, `Please check: Date of birth`, `class="field invalid"`, `name="firstName" value="Ada"`)
+	r = in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Ada"}, "lastName": {"Walker"}, "dateOfBirth": {"1990-02-01"}, "email": {""}})
+	wantStatusCode(t, r, 303, "personal info")
+	if loc := r.Header.Get("Location"); loc != page+"?step=identity_doc" {
+		t.Fatalf("Location %q", loc)
+	}
+	if r.Header.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("redirect without Referrer-Policy")
+	}
+	// The page moves on to the identity document.
+	wantHTML(t, in.sdkGet(r.Header.Get("Location")), `aria-current="step">Identity document`)
+
+	// Documents: a bad image is named; the empty back input is skipped.
+	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
+		part{name: "front", data: []byte("not an image")})
+	wantStatusCode(t, r, 400, "bad image")
+	wantHTML(t, r, `Please check: front`)
+	body, ct := multipartBody(t, part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
+		part{name: "front", data: pngImage(t, 240, 220, 7)})
+	wantStatusCode(t, in.sdkSend("POST", page+"/documents", body, ct), 303, "front")
+	// Submitting too early answers 409 with the missing step.
+	r = in.sdkForm(page+"/submit", url.Values{})
+	wantStatusCode(t, r, 409, "early submit")
+	wantHTML(t, r, `selfie`)
+	wantStatusCode(t, in.sdkUpload(page+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 8)}), 303, "selfie")
+
+	// Review: everything there, submit.
+	r = in.sdkGet(page)
+	wantHTML(t, r, `aria-current="step">Review and submit`, `action="/sdk/`+regexp.QuoteMeta(token)+`/submit"`)
+	noHTML(t, r, `Complete these steps`)
+	wantStatusCode(t, in.sdkForm(page+"/submit", url.Values{}), 303, "submit")
+
+	// Waiting: the page refreshes itself without script; no way back yet.
+	r = in.sdkGet(page)
+	wantHTML(t, r, `id="waiting"`, `<noscript><meta http-equiv="refresh" content="5"></noscript>`)
+	r = in.sdkGet(page + "/return")
+	if r.Status != 303 || r.Header.Get("Location") != page {
+		t.Errorf("return before the verdict: %d %q", r.Status, r.Header.Get("Location"))
+	}
+	wantStatusCode(t, in.sdkUpload(page+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 9)}), 409, "upload while in review")
+
+	// The sandbox reviewer runs after review_delay: the verdict shows.
+	in.advance(2 * time.Second)
+	if v := in.sdkVerdict(token); v["reviewAnswer"] != "GREEN" {
+		t.Fatalf("verdict %v", v)
+	}
+	if got := rc.reviewed(t, secret); got["reviewStatus"] != "completed" {
+		t.Errorf("applicantReviewed %v", got)
+	}
+	r = in.sdkGet(page)
+	// The way back is the returnUrl itself, its own parameters first.
+	back := regexp.QuoteMeta("https://partner.example/done?from=kyc&externalUserId=walk1&reviewAnswer=GREEN")
+	wantHTML(t, r, `id="verdict"`, `You are verified`, `href="`+back+`"`, `<meta http-equiv="refresh" content="5;url=`+back+`">`)
+	r = in.sdkGet(page + "/return")
+	wantStatusCode(t, r, 303, "return")
+	loc, err := url.Parse(r.Header.Get("Location"))
+	if err != nil || loc.Host != "partner.example" || loc.Path != "/done" {
+		t.Fatalf("return Location %q", r.Header.Get("Location"))
+	}
+	if q := loc.Query(); q.Get("externalUserId") != "walk1" || q.Get("reviewAnswer") != "GREEN" || q.Get("from") != "kyc" {
+		t.Errorf("return query %v", q)
+	}
+	if strings.Contains(r.Header.Get("Location"), token) {
+		t.Errorf("the token leaks to the returnUrl")
+	}
+
+	// The partner sees what the applicant did, as sdk.
+	// Each call that gave data is applicant.updated by sdk: the personal
+	// info and the two uploads (failed calls record nothing).
+	want := []string{"enrollment.completed:system", "applicant.approved:system", "enrollment.submitted:sdk",
+		"applicant.updated:sdk", "applicant.updated:sdk", "applicant.updated:sdk", "enrollment.created:partner", "applicant.created:partner"}
+	if h := in.historyTypes("walk1"); !slices.Equal(h, want) {
+		t.Errorf("history %v, want %v", h, want)
+	}
+	a := in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t)
+	if info := a["info"].(map[string]any); info["firstName"] != "Ada" || info["dateOfBirth"] != "1990-02-01" {
+		t.Errorf("info %v", info)
+	}
+	if locked := a["lockedFields"].([]any); len(locked) != 0 {
+		t.Errorf("fields filled in the hosted UI are locked: %v", locked)
+	}
+}
+
+func TestSDKAPI(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("api1", "Green")
+	token := in.sdkSession("api1", map[string]any{"ttlSecs": 600, "lang": "de", "theme": "dark", "returnUrl": "https://partner.example/back"})
+
+	t.Run("State", func(t *testing.T) {
+		r := in.sdkAPI("GET", "/api/v1/sdk/state", token, "")
+		wantStatusCode(t, r, 200, "state")
+		var st struct {
+			Applicant              struct{ ExternalUserID, Type, LevelName string }
+			Lang, Theme, ReturnURL string
+			Steps                  []struct {
+				Kind, ReviewStatus string
+				HasData            bool
+			}
+			Fields []struct {
+				Name   string
+				Value  *string
+				Locked bool
+			}
+			Verdict any
+			Missing []string
+		}
+		r.json(t, &st)
+		if st.Applicant.ExternalUserID != "api1" || st.Applicant.LevelName != "basic-kyc-level" || st.Lang != "de" || st.Theme != "dark" ||
+			st.ReturnURL != "https://partner.example/back" || st.Verdict != nil {
+			t.Errorf("state %s", r.Body)
+		}
+		if len(st.Steps) != 2 || st.Steps[0].Kind != "identity_doc" || st.Steps[0].ReviewStatus != "pending" || st.Steps[0].HasData {
+			t.Errorf("steps %+v", st.Steps)
+		}
+		locked := map[string]bool{}
+		for _, f := range st.Fields {
+			locked[f.Name] = f.Locked
+		}
+		if len(st.Fields) != 7 || !locked["firstName"] || !locked["nationality"] || locked["email"] {
+			t.Errorf("fields %s", r.Body)
+		}
+		if !slices.Equal(st.Missing, []string{"identity_doc", "selfie"}) {
+			t.Errorf("missing %v", st.Missing)
+		}
+	})
+
+	t.Run("ErrUnauthorized", func(t *testing.T) {
+		for _, h := range [][]string{nil, {"Authorization", "Bearer "}, {"Authorization", "Basic " + token}, {"Authorization", "Bearer nope"}} {
+			r := in.sdkSend("GET", "/api/v1/sdk/state", nil, "", h...)
+			wantStatusCode(t, r, 401, "state "+strings.Join(h, " "))
+			if r.Header.Get("WWW-Authenticate") == "" {
+				t.Errorf("401 without WWW-Authenticate")
+			}
+		}
+		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", "nope", `{"email":"a@b.example"}`), 401, "personal-info")
+		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", "nope", ""), 401, "submit")
+		wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", "nope", part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 1)}), 401, "documents")
+		// The page of an unknown token: 410 page (SPEC §3.8).
+		r := in.sdkGet("/sdk/nope")
+		wantStatusCode(t, r, 410, "unknown page")
+		wantHTML(t, r, `Verification link not found`)
+	})
+
+	t.Run("PersonalInfo", func(t *testing.T) {
+		r := in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"ada@example.com","firstName":"Eve"}`)
+		wantStatusCode(t, r, 409, "locked field")
+		if code, field := errField(t, r); code != "field_locked" || field != "firstName" {
+			t.Errorf("locked: %s %s", code, field)
+		}
+		// The same value of a locked field changes nothing and passes.
+		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"firstName":"Ada"}`), 200, "same locked value")
+		for body, field := range map[string]string{
+			`{"email":"not-an-email"}`:          "email",
+			`{"phone":"call me"}`:               "phone",
+			`{"email":5}`:                       "email",
+			`{"address":"1 Main St"}`:           "address", // not enabled by basic-kyc-level
+			`{"email":"ada@example.com","x":1}`: "x",
+		} {
+			r := in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, body)
+			wantStatusCode(t, r, 400, body)
+			if _, f := errField(t, r); f != field {
+				t.Errorf("%s: field %q, want %q", body, f, field)
+			}
+		}
+		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `[1]`), 400, "not an object")
+		r = in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"fields":{"firstName":"Eve"}}`)
+		if code, field := errField(t, r); r.Status != 409 || code != "field_locked" || field != "firstName" {
+			t.Errorf("wrapped fields: %d %s %s", r.Status, code, field)
+		}
+		r = in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"ada@example.com","phone":"+49 30 1234567"}`)
+		wantStatusCode(t, r, 200, "personal info")
+		a := in.expect(200, "GET", "/v1/applicants/api1", nil).m(t)
+		if info := a["info"].(map[string]any); info["email"] != "ada@example.com" || info["phone"] != "+49 30 1234567" {
+			t.Errorf("info %v", info)
+		}
+		// The partner reopens a lock with null: the applicant may fill it in.
+		in.expect(200, "PATCH", "/v1/applicants/api1", map[string]any{"firstName": nil})
+		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"firstName":"Eve"}`), 200, "reopened field")
+	})
+
+	t.Run("Documents", func(t *testing.T) {
+		r := in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: pngImage(t, 150, 300, 2)})
+		wantStatusCode(t, r, 400, "small image")
+		if _, f := errField(t, r); f != "file" {
+			t.Errorf("small image: field %q", f)
+		}
+		r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: []byte("%PDF-1.4\n%%EOF\n")})
+		wantStatusCode(t, r, 400, "pdf selfie")
+		for _, c := range []struct {
+			parts []part
+			field string
+		}{
+			{[]part{{name: "kind", value: "selfie"}}, "file"},
+			{[]part{{name: "kind", value: "liveness"}, {name: "file", data: jpegImage(t, 220, 240, 3)}}, "kind"},
+			{[]part{{name: "kind", value: "identity_doc"}, {name: "side", value: "top"}, {name: "file", data: pngImage(t, 240, 220, 3)}}, "side"},
+			{[]part{{name: "kind", value: "identity_doc"}, {name: "docType", value: "LIBRARY_CARD"}, {name: "file", data: pngImage(t, 240, 220, 3)}}, "docType"},
+		} {
+			r := in.sdkUpload("/api/v1/sdk/documents", token, c.parts...)
+			wantStatusCode(t, r, 400, c.field)
+			if _, f := errField(t, r); f != c.field {
+				t.Errorf("field %q, want %q", f, c.field)
+			}
+		}
+		r = in.sdkSend("POST", "/api/v1/sdk/documents", []byte(`{"kind":"selfie"}`), "application/json", "Authorization", "Bearer "+token)
+		wantStatusCode(t, r, 400, "json upload without image")
+		if _, f := errField(t, r); f != "image" {
+			t.Errorf("json upload: field %q", f)
+		}
+		r = in.sdkSend("POST", "/api/v1/sdk/documents", []byte(`{"kind":"selfie","image":"data:image/png;base64,`+b64(pngImage(t, 100, 100, 3))+`"}`), "application/json", "Authorization", "Bearer "+token)
+		wantStatusCode(t, r, 400, "json upload of a small image")
+		if _, f := errField(t, r); f != "image" {
+			t.Errorf("json upload: field %q", f)
+		}
+		r = in.sdkSend("POST", "/api/v1/sdk/documents", []byte("--x--"), "text/plain", "Authorization", "Bearer "+token)
+		wantStatusCode(t, r, 400, "plain text upload")
+		// "image" is another name of the file part.
+		r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "image", data: []byte("nope")})
+		if _, f := errField(t, r); r.Status != 400 || f != "file" {
+			t.Errorf("image part: %d %q", r.Status, f)
+		}
+
+		r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 4)})
+		wantStatusCode(t, r, 201, "selfie")
+		var st struct {
+			Documents []struct{ Kind, ContentType string }
+			Missing   []string
+		}
+		r.json(t, &st)
+		if len(st.Documents) != 1 || st.Documents[0].Kind != "selfie" || st.Documents[0].ContentType != "image/jpeg" || !slices.Equal(st.Missing, []string{"identity_doc"}) {
+			t.Errorf("after selfie: %s", r.Body)
+		}
+	})
+
+	t.Run("Submit", func(t *testing.T) {
+		r := in.sdkAPI("POST", "/api/v1/sdk/submit", token, "")
+		wantStatusCode(t, r, 409, "incomplete submit")
+		if code, _ := errField(t, r); code != "missing_step_data" {
+			t.Errorf("code %s", code)
+		}
+		r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "ID_CARD"},
+			part{name: "front", data: pngImage(t, 240, 220, 5)}, part{name: "back", data: []byte("%PDF-1.4\nbody\n%%EOF\n")})
+		wantStatusCode(t, r, 201, "identity doc")
+		a := in.expect(200, "GET", "/v1/applicants/api1", nil).m(t)
+		if docs := a["documents"].([]any); len(docs) != 3 {
+			t.Errorf("documents %v", docs)
+		}
+		r = in.sdkAPI("POST", "/api/v1/sdk/submit", token, "")
+		wantStatusCode(t, r, 200, "submit")
+		if st := r.m(t); st["inReview"] != true || st["reviewStatus"] != "in_review" {
+			t.Errorf("after submit: %s", r.Body)
+		}
+		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 409, "second submit")
+		in.advance(2 * time.Second)
+		v := in.sdkVerdict(token)
+		if v["reviewAnswer"] != "GREEN" || v["final"] != true {
+			t.Errorf("verdict %v", v)
+		}
+		st := in.sdkAPI("GET", "/api/v1/sdk/state", token, "").m(t)
+		if st["redirectUrl"] != "https://partner.example/back?externalUserId=api1&reviewAnswer=GREEN" {
+			t.Errorf("redirectUrl %v", st["redirectUrl"])
+		}
+		h := in.historyTypes("api1")
+		for _, want := range []string{"enrollment.submitted:sdk", "applicant.updated:sdk"} {
+			if !slices.Contains(h, want) {
+				t.Errorf("history %v lacks %s", h, want)
+			}
+		}
+		if slices.Contains(h, "applicant.sent_to_review:partner") {
+			t.Errorf("the hosted UI's submission is recorded as the partner's: %v", h)
+		}
+	})
+
+	t.Run("Expired", func(t *testing.T) {
+		in.advance(10 * time.Minute)
+		r := in.sdkAPI("GET", "/api/v1/sdk/state", token, "")
+		wantStatusCode(t, r, 401, "expired state")
+		if code, _ := errField(t, r); code != "session_expired" {
+			t.Errorf("code %s", code)
+		}
+		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"x@y.example"}`), 401, "expired personal-info")
+		r = in.sdkGet("/sdk/" + token)
+		wantStatusCode(t, r, 410, "expired page")
+		wantHTML(t, r, `This verification link has expired`)
+		if r.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("410 page without CSP")
+		}
+		wantStatusCode(t, in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"email": {"x@y.example"}}), 410, "expired form post")
+	})
+}
+
+// TestSDKLivenessAndQuestionnaire fills a full level through the API:
+// guided liveness frames, proof of address as PDF, questionnaire answers.
+func TestSDKLivenessAndQuestionnaire(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{
+		"name": "sdk-live", "applicantType": "individual",
+		"steps":              []map[string]any{{"kind": "liveness"}, {"kind": "poa"}, {"kind": "questionnaire"}, {"kind": "aml"}},
+		"personalInfoFields": []string{"firstName", "lastName"},
+		"questionnaire": []map[string]any{
+			{"id": "pep", "text": "PEP?", "type": "boolean", "required": true},
+			{"id": "source", "text": "Source of funds", "type": "choice", "options": []string{"salary", "savings"}, "required": true},
+		},
+	})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "live1", "verificationLevelName": "sdk-live", "firstName": "Lia", "lastName": "Green"})
+	token := in.sdkSession("live1", nil)
+	frames := func(n int) []part {
+		ps := []part{{name: "kind", value: "liveness"}}
+		for i := 0; i < n; i++ {
+			ps = append(ps, part{name: "file", data: jpegImage(t, 220, 240, uint64(20+i))})
+		}
+		return ps
+	}
+	r := in.sdkUpload("/api/v1/sdk/documents", token, frames(2)...)
+	wantStatusCode(t, r, 400, "two frames")
+	if _, f := errField(t, r); f != "file" {
+		t.Errorf("field %q", f)
+	}
+	bad := append(frames(2), part{name: "file", data: []byte("GIF89a")})
+	r = in.sdkUpload("/api/v1/sdk/documents", token, bad...)
+	wantStatusCode(t, r, 400, "bad frame")
+	if _, f := errField(t, r); f != "file[2]" {
+		t.Errorf("bad frame field %q", f)
+	}
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, frames(3)...), 201, "frames")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, frames(4)...), 201, "frames again")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "poa"}, part{name: "file", data: []byte("%PDF-1.7\nx\n%%EOF")}), 201, "poa")
+
+	// Questionnaire through the no-JS form: a bad choice, then good answers.
+	r = in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"lottery"}})
+	wantStatusCode(t, r, 400, "bad choice")
+	wantHTML(t, r, `questionnaire.source`)
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}}), 303, "answers")
+	r = in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{"pep":"maybe","source":"salary"}`)
+	wantStatusCode(t, r, 400, "bad boolean")
+	if _, f := errField(t, r); f != "questionnaire.pep" {
+		t.Errorf("field %q", f)
+	}
+	st := in.sdkAPI("GET", "/api/v1/sdk/state", token, "").m(t)
+	qs := st["questionnaire"].([]any)
+	if qs[0].(map[string]any)["answer"] != false || qs[1].(map[string]any)["answer"] != "savings" {
+		t.Errorf("answers %v", qs)
+	}
+	a := in.expect(200, "GET", "/v1/applicants/live1", nil).m(t)
+	live := 0
+	for _, d := range a["documents"].([]any) {
+		if d.(map[string]any)["kind"] == "liveness" {
+			live++
+		}
+	}
+	if live != 4 {
+		t.Errorf("liveness frames %d, want the last upload's 4", live)
+	}
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
+	in.advance(2 * time.Second)
+	if v := in.sdkVerdict(token); v["reviewAnswer"] != "GREEN" {
+		t.Errorf("verdict %v", v)
+	}
+	if h := in.historyTypes("live1"); !slices.Contains(h, "aml.run:system") || !slices.Contains(h, "enrollment.submitted:sdk") {
+		t.Errorf("history %v", h)
+	}
+}
+
+// TestSDKRetry: a RETRY verdict sends the applicant back to the step; new
+// data and a second submission reach GREEN.
+func TestSDKRetry(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("retry1", "Green")
+	token := in.sdkSession("retry1", nil)
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 30)}), 201, "front")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 31)}), 201, "selfie")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
+	in.expect(200, "POST", "/v1/applicants/retry1/sandbox/review", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY", "rejectLabels": []string{"UNSATISFACTORY_PHOTOS"}})
+	r := in.sdkGet("/sdk/" + token)
+	wantHTML(t, r, `Please upload again`, `\?step=identity_doc">Identity document`)
+	noHTML(t, r, `http-equiv="refresh"`)
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 409, "submit without new data")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 32)}), 201, "front again")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 33)}), 201, "selfie again")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "resubmit")
+	in.advance(2 * time.Second)
+	deadline := time.After(10 * time.Second)
+	for {
+		v := in.sdkVerdict(token)
+		if v["reviewAnswer"] == "GREEN" {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("verdict %v", v)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// TestSDKCompanyFlow: a company fills its data and documents in the hosted
+// UI and submits; a missing required company field holds the submission.
+func TestSDKCompanyFlow(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co2", "type": "company", "companyName": "Acme GmbH", "country": "DEU"})
+	token := in.sdkSession("co2", map[string]any{"returnUrl": "https://partner.example/kyb"})
+	page := "/sdk/" + token
+	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
+		r := in.sdkUpload(page+"/documents", "", part{name: "kind", value: "company_docs"}, part{name: "docType", value: dt},
+			part{name: "file", data: pngImage(t, 300, 420, uint64(40+i))})
+		wantStatusCode(t, r, 303, dt)
+	}
+	r := in.sdkForm(page+"/submit", url.Values{})
+	wantStatusCode(t, r, 409, "submit without registrationNumber")
+	wantHTML(t, r, `Please check: Registration number`)
+	r = in.sdkForm(page+"/personal-info", url.Values{"registrationNumber": {"HRB 12345"}, "legalForm": {"GMBH"}, "companyName": {"Acme GmbH"}})
+	wantStatusCode(t, r, 303, "company info")
+	a := in.expect(200, "GET", "/v1/applicants/co2/company-info", nil).m(t)
+	if a["registrationNumber"] != "HRB 12345" || a["legalForm"] != "gmbh" {
+		t.Errorf("company info %v", a)
+	}
+	r = in.sdkForm(page+"/personal-info", url.Values{"companyName": {"Other Ltd"}})
+	wantStatusCode(t, r, 409, "locked company name")
+	wantHTML(t, r, `Company name cannot be changed here.`)
+	wantStatusCode(t, in.sdkForm(page+"/submit", url.Values{}), 303, "submit")
+	wantHTML(t, in.sdkGet(page), `id="waiting"`)
+	in.advance(2 * time.Second)
+	if v := in.sdkVerdict(token); v["reviewAnswer"] != "GREEN" {
+		t.Fatalf("verdict %v", v)
+	}
+	r = in.sdkGet(page + "/return")
+	if r.Header.Get("Location") != "https://partner.example/kyb?externalUserId=co2&reviewAnswer=GREEN" {
+		t.Errorf("return %q", r.Header.Get("Location"))
+	}
+}
+
+// TestSDKProduction: in production the hosted UI waits for the operator's
+// decision, then shows it.
+func TestSDKProduction(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	key, secret := in.credential(store.Production, store.RoleAdmin)
+	prod := []string{"X-Api-Key", key, "X-Api-Secret", secret}
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "prod1", "firstName": "Pia", "lastName": "Stone", "dateOfBirth": "1980-01-02"}, prod...)
+	var link struct{ Token string }
+	in.expect(201, "POST", "/v1/applicants/prod1/verification-sessions", map[string]any{}, prod...).json(t, &link)
+	token := link.Token
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 50)}), 201, "front")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 51)}), 201, "selfie")
+	r := in.sdkAPI("POST", "/api/v1/sdk/submit", token, "")
+	wantStatusCode(t, r, 200, "submit")
+	if st := r.m(t); st["reviewStatus"] != "awaitingOperatorReview" || st["inReview"] != true {
+		t.Errorf("after submit %s", r.Body)
+	}
+	wantHTML(t, in.sdkGet("/sdk/"+token), `id="waiting"`)
+	in.expect(200, "POST", "/v1/admin/applicants/prod1/decision", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "FINAL", "rejectLabels": []string{"FORGERY"}}, prod...)
+	r = in.sdkGet("/sdk/" + token)
+	wantHTML(t, r, `Verification not successful`, `data-answer="RED"`)
+	noHTML(t, r, `/return`) // no returnUrl: nowhere to go back to
+}
+
+// sdkRoutes are the page API's calls with a valid body each.
+func sdkAPICalls(t *testing.T, in *instance, token string) map[string]*response {
+	t.Helper()
+	return map[string]*response{
+		"state":         in.sdkAPI("GET", "/api/v1/sdk/state", token, ""),
+		"personal-info": in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"a@b.example"}`),
+		"documents":     in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 3)}),
+		"questionnaire": in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{}`),
+		"ubos":          in.sdkAPI("POST", "/api/v1/sdk/ubos", token, `{"fullName":"X","roles":["ubo"]}`),
+		"submit":        in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""),
+	}
+}
+
+// sdkPageCalls are the page and its form posts.
+func sdkPageCalls(t *testing.T, in *instance, token string) map[string]*response {
+	t.Helper()
+	page := "/sdk/" + token
+	return map[string]*response{
+		"page":          in.sdkGet(page),
+		"return":        in.sdkGet(page + "/return"),
+		"personal-info": in.sdkForm(page+"/personal-info", url.Values{"email": {"a@b.example"}}),
+		"documents":     in.sdkUpload(page+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 4)}),
+		"questionnaire": in.sdkForm(page+"/questionnaire", url.Values{}),
+		"ubos":          in.sdkForm(page+"/ubos", url.Values{"fullName": {"X"}, "roles": {"ubo"}}),
+		"submit":        in.sdkForm(page+"/submit", url.Values{}),
+	}
+}
+
+// TestSDKAuditTokens: an unknown or expired token is 401 JSON from the
+// page API and a 410 page from the hosted UI, for every call (SPEC §3.8).
+func TestSDKAuditTokens(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("tok1", "Green")
+	token := in.sdkSession("tok1", map[string]any{"ttlSecs": 60})
+
+	check := func(token, code string) {
+		t.Helper()
+		for name, r := range sdkAPICalls(t, in, token) {
+			wantStatusCode(t, r, 401, name)
+			if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("%s: Content-Type %q", name, ct)
+			}
+			if c, _ := errField(t, r); c != code {
+				t.Errorf("%s: code %q, want %q", name, c, code)
+			}
+		}
+		for name, r := range sdkPageCalls(t, in, token) {
+			wantStatusCode(t, r, 410, name+" page")
+			if ct := r.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+				t.Errorf("%s page: Content-Type %q", name, ct)
+			}
+		}
+	}
+	check("no-such-token", "invalid_token")
+	in.advance(61 * time.Second)
+	check(token, "session_expired")
+	wantHTML(t, in.sdkGet("/sdk/"+token), `This verification link has expired`)
+	wantHTML(t, in.sdkGet("/sdk/no-such-token"), `Verification link not found`)
+}
+
+// TestSDKAuditReturnURL: the way back is the partner's returnUrl with
+// externalUserId and reviewAnswer added after its own parameters, the same
+// in the state, the page's link and refresh, and /return.
+func TestSDKAuditReturnURL(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("ret1", "Green")
+	token := in.sdkSession("ret1", map[string]any{"returnUrl": `https://partner.example/back?b=2&a=1&externalUserId=old&msg="hi"<b>#top`})
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 60)}), 201, "front")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 61)}), 201, "selfie")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
+	in.advance(2 * time.Second)
+	in.sdkVerdict(token)
+
+	want := "https://partner.example/back?b=2&a=1&msg=%22hi%22%3Cb%3E&externalUserId=ret1&reviewAnswer=GREEN#top"
+	if got := in.sdkAPI("GET", "/api/v1/sdk/state", token, "").m(t)["redirectUrl"]; got != want {
+		t.Errorf("redirectUrl %v, want %s", got, want)
+	}
+	r := in.sdkGet("/sdk/" + token + "/return")
+	if r.Status != 303 || r.Header.Get("Location") != want {
+		t.Errorf("return: %d %q", r.Status, r.Header.Get("Location"))
+	}
+	r = in.sdkGet("/sdk/" + token)
+	wantHTML(t, r, `<meta http-equiv="refresh" content="5;url=`+regexp.QuoteMeta(want)+`">`,
+		`<a class="button" href="`+regexp.QuoteMeta(want)+`" rel="noreferrer"`)
+	noHTML(t, r, `"hi"`, `<b>`)
+}
+
+// TestSDKAuditLang: an unknown language is English in the page and in the
+// state; the theme is light unless dark.
+func TestSDKAuditLang(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("lang1", "Green")
+	for _, c := range []struct{ lang, theme, wantLang, wantTheme, text string }{
+		{"fr", "", "en", "light", "Identity verification"},
+		{"DE", "dark", "de", "dark", "Identitätsprüfung"},
+		{"", "light", "en", "light", "Identity verification"},
+	} {
+		body := map[string]any{}
+		if c.lang != "" {
+			body["lang"] = c.lang
+		}
+		if c.theme != "" {
+			body["theme"] = c.theme
+		}
+		token := in.sdkSession("lang1", body)
+		st := in.sdkAPI("GET", "/api/v1/sdk/state", token, "").m(t)
+		if st["lang"] != c.wantLang || st["theme"] != c.wantTheme {
+			t.Errorf("%v: state lang %v theme %v", c, st["lang"], st["theme"])
+		}
+		wantHTML(t, in.sdkGet("/sdk/"+token), `<html lang="`+c.wantLang+`" class="theme-`+c.wantTheme+`">`, c.text)
+	}
+}
+
+// TestSDKAuditHistory: every page-API call that gives data is a partner-
+// visible history event by sdk; a read is recorded internally only.
+func TestSDKAuditHistory(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{
+		"name": "sdk-hist", "applicantType": "individual",
+		"steps":              []map[string]any{{"kind": "selfie"}, {"kind": "questionnaire"}},
+		"personalInfoFields": []string{"firstName", "email"},
+		"questionnaire":      []map[string]any{{"id": "pep", "text": "PEP?", "type": "boolean", "required": true}},
+	})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "hist1", "verificationLevelName": "sdk-hist"})
+	token := in.sdkSession("hist1", nil)
+	sdkEvents := func() int {
+		n := 0
+		for _, h := range in.historyTypes("hist1") {
+			if strings.HasSuffix(h, ":sdk") {
+				n++
+			}
+		}
+		return n
+	}
+	steps := []struct {
+		name string
+		call func() *response
+		want int
+	}{
+		{"state", func() *response { return in.sdkAPI("GET", "/api/v1/sdk/state", token, "") }, 200},
+		{"personal-info", func() *response {
+			return in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"firstName":"Ida","email":"ida@example.com"}`)
+		}, 200},
+		{"documents", func() *response {
+			return in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 70)})
+		}, 201},
+		{"questionnaire", func() *response { return in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{"pep":false}`) }, 200},
+		{"submit", func() *response { return in.sdkAPI("POST", "/api/v1/sdk/submit", token, "") }, 200},
+	}
+	for _, s := range steps {
+		before := sdkEvents()
+		wantStatusCode(t, s.call(), s.want, s.name)
+		added := sdkEvents() - before
+		if s.name == "state" && added != 0 || s.name != "state" && added != 1 {
+			t.Errorf("%s: %d partner-visible sdk events", s.name, added)
+		}
+	}
+	want := []string{"enrollment.submitted:sdk", "applicant.updated:sdk", "applicant.updated:sdk", "applicant.updated:sdk", "enrollment.created:partner", "applicant.created:partner"}
+	if h := in.historyTypes("hist1"); !slices.Equal(h, want) {
+		t.Errorf("history %v, want %v", h, want)
+	}
+}
+
+// TestSDKAuditCountryCase: a country code typed in lower case in a form is
+// taken in upper case.
+func TestSDKAuditCountryCase(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "case1"})
+	token := in.sdkSession("case1", nil)
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"nationality": {" deu "}}), 303, "nationality")
+	if info := in.expect(200, "GET", "/v1/applicants/case1", nil).m(t)["info"].(map[string]any); info["nationality"] != "DEU" {
+		t.Errorf("info %v", info)
+	}
+}
+
+// TestSDKAuditUploadNames: the page API's multipart upload takes the names
+// a partner may use: type for kind, idDocType for docType, a file part of
+// any name.
+func TestSDKAuditUploadNames(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "names1"})
+	token := in.sdkSession("names1", nil)
+	r := in.sdkUpload("/api/v1/sdk/documents", token, part{name: "type", value: "identity_doc"}, part{name: "idDocType", value: "ID_CARD"},
+		part{name: "document", data: pngImage(t, 240, 220, 80)})
+	wantStatusCode(t, r, 201, "identity_doc")
+	r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "selfie", data: jpegImage(t, 220, 240, 81)})
+	wantStatusCode(t, r, 201, "selfie")
+	var st struct {
+		Documents []struct{ Kind, Side, DocType string }
+		Missing   []string
+	}
+	r.json(t, &st)
+	if len(st.Documents) != 2 || st.Documents[0].DocType != "ID_CARD" || st.Documents[0].Side != "front" || len(st.Missing) != 0 {
+		t.Errorf("state %s", r.Body)
+	}
+}
+
+// TestSDKAuditInfoWrapper: personal info may come as {"info": {...}}, the
+// shape of the applicant's info.
+func TestSDKAuditInfoWrapper(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("wrap1", "Green")
+	token := in.sdkSession("wrap1", nil)
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"info":{"email":"w@example.com"}}`), 200, "info")
+	r := in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"info":{"lastName":"Other"}}`)
+	if code, field := errField(t, r); r.Status != 409 || code != "field_locked" || field != "lastName" {
+		t.Errorf("locked in info: %d %s %s", r.Status, code, field)
+	}
+	if info := in.expect(200, "GET", "/v1/applicants/wrap1", nil).m(t)["info"].(map[string]any); info["email"] != "w@example.com" {
+		t.Errorf("info %v", info)
+	}
+}

@@ -1,0 +1,235 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/complybox/complybox/server/wire"
+	"github.com/complybox/complybox/store"
+)
+
+func (s *Server) createApplicant(w http.ResponseWriter, r *request) error {
+	var in store.ApplicantInput
+	if err := wire.Decode(r.Request, &in); err != nil {
+		return err
+	}
+	a, created, err := s.store.CreateApplicant(r.env, in)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/v1/applicants/"+url.PathEscape(a.ExternalUserID))
+	}
+	s.encode(w, status, a)
+	return nil
+}
+
+func (s *Server) listApplicants(w http.ResponseWriter, r *request) error {
+	p, err := wire.Page(r.Request)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	items, next, err := s.store.Applicants(r.env, store.ApplicantFilter{Status: q.Get("status"), ReviewStatus: q.Get("reviewStatus")}, p)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, newList(items, next))
+	return nil
+}
+
+func (s *Server) getApplicant(w http.ResponseWriter, r *request) error {
+	b, err := s.store.ApplicantJSON(r.env, r.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	wire.RawJSON(w, http.StatusOK, b)
+	return nil
+}
+
+func (s *Server) patchApplicant(w http.ResponseWriter, r *request) error {
+	var in store.ApplicantInput
+	if err := wire.Decode(r.Request, &in); err != nil {
+		return err
+	}
+	a, err := s.store.PatchApplicant(r.env, r.params.ByName("id"), in)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) eraseApplicant(w http.ResponseWriter, r *request) error {
+	if err := s.store.Erase(r.env, r.params.ByName("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) getCompanyInfo(w http.ResponseWriter, r *request) error {
+	c, err := s.store.CompanyInfo(r.env, r.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) patchCompanyInfo(w http.ResponseWriter, r *request) error {
+	var in store.ApplicantInput
+	if err := wire.Decode(r.Request, &in); err != nil {
+		return err
+	}
+	c, err := s.store.PatchCompanyInfo(r.env, r.params.ByName("id"), in)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, c)
+	return nil
+}
+
+// action adapts a store action on one applicant to a handler answering the
+// applicant.
+func (s *Server) action(fn func(env store.Env, id string) (store.Applicant, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *request) error {
+		if err := drain(r); err != nil {
+			return err
+		}
+		a, err := fn(r.env, r.params.ByName("id"))
+		if err != nil {
+			return err
+		}
+		s.encode(w, http.StatusOK, a)
+		return nil
+	}
+}
+
+// drain reads a body that the call ignores, so that an over-limit body
+// still answers 413.
+func drain(r *request) error {
+	_, err := wire.ReadBody(r.Request)
+	return err
+}
+
+func (s *Server) assignLevel(w http.ResponseWriter, r *request) error {
+	if err := drain(r); err != nil {
+		return err
+	}
+	a, err := s.store.AssignLevel(r.env, r.params.ByName("id"), r.params.ByName("levelName"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) resetApplicant(w http.ResponseWriter, r *request) error {
+	return s.action(s.store.Reset)(w, r)
+}
+
+func (s *Server) deactivateApplicant(w http.ResponseWriter, r *request) error {
+	return s.action(s.store.Deactivate)(w, r)
+}
+
+func (s *Server) activateApplicant(w http.ResponseWriter, r *request) error {
+	return s.action(s.store.Activate)(w, r)
+}
+
+func (s *Server) blocklistApplicant(w http.ResponseWriter, r *request) error {
+	return s.action(s.store.Blocklist)(w, r)
+}
+
+func (s *Server) unblocklistApplicant(w http.ResponseWriter, r *request) error {
+	return s.action(s.store.Unblocklist)(w, r)
+}
+
+func (s *Server) enableMonitoring(w http.ResponseWriter, r *request) error {
+	return s.action(func(env store.Env, id string) (store.Applicant, error) { return s.store.SetMonitoring(env, id, true) })(w, r)
+}
+
+func (s *Server) disableMonitoring(w http.ResponseWriter, r *request) error {
+	return s.action(func(env store.Env, id string) (store.Applicant, error) { return s.store.SetMonitoring(env, id, false) })(w, r)
+}
+
+func (s *Server) sendToReview(w http.ResponseWriter, r *request) error {
+	return s.action(s.store.SendToReview)(w, r)
+}
+
+func (s *Server) applicantStatus(w http.ResponseWriter, r *request) error {
+	v, err := s.store.Status(r.env, r.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) applicantSteps(w http.ResponseWriter, r *request) error {
+	v, err := s.store.Steps(r.env, r.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) reviewHistory(w http.ResponseWriter, r *request) error {
+	q := r.URL.Query()
+	hq := store.HistoryQuery{EventType: q.Get("eventType"), Limit: store.DefaultLimit, Cursor: q.Get("cursor")}
+	if v := q.Get("since"); v != "" || q.Has("since") {
+		t, ok := parseSince(v)
+		if !ok {
+			return store.Invalid("since", "since must be an ISO 8601 timestamp, e.g. 2026-11-21T05:17:44.123Z")
+		}
+		hq.Since = t
+	}
+	if q.Has("limit") {
+		p, err := wire.Page(r.Request)
+		if err != nil {
+			return err
+		}
+		hq.Limit = p.Limit
+	}
+	if q.Has("eventType") && hq.EventType == "" {
+		return store.Invalid("eventType", "eventType must not be empty")
+	}
+	h, err := s.store.ReviewHistory(r.env, r.params.ByName("id"), hq)
+	if err != nil {
+		return err
+	}
+	s.encode(w, http.StatusOK, h)
+	return nil
+}
+
+// parseSince reads the review-history since parameter: an ISO 8601
+// timestamp with an offset (a "+" left unencoded in the query arrives as a
+// space and is taken back), a timestamp without an offset (UTC), or a
+// calendar date (its midnight UTC).
+func parseSince(v string) (time.Time, bool) {
+	v = strings.TrimSpace(v)
+	if i := strings.LastIndexByte(v, ' '); i > 0 && strings.Contains(v[:i], "T") {
+		v = v[:i] + "+" + v[i+1:]
+	}
+	if t, ok := store.ParseTime(v); ok {
+		return t, true
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// kycCatalog serves GET /v1/webhooks/events/catalog: the applicant events
+// (SPEC §3.7).
+func (s *Server) kycCatalog(w http.ResponseWriter, r *request) error {
+	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.KYCCatalog()})
+	return nil
+}

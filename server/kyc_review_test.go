@@ -1,0 +1,423 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/complybox/complybox/dispatch"
+)
+
+// statusOf reads /status.
+func (in *instance) status(extID string) map[string]any {
+	in.t.Helper()
+	return in.expect(200, "GET", "/v1/applicants/"+extID+"/status", nil).m(in.t)
+}
+
+// stepStatuses reads /steps as kind → "reviewStatus/answer/rejectType".
+func (in *instance) stepStatuses(extID string) map[string]string {
+	in.t.Helper()
+	var s struct {
+		ExternalUserID, LevelID, LevelName string
+		Steps                              []struct {
+			Kind, ReviewStatus             string
+			ReviewAnswer, ReviewRejectType *string
+			RejectLabels                   []string
+		}
+	}
+	in.expect(200, "GET", "/v1/applicants/"+extID+"/steps", nil).json(in.t, &s)
+	if s.LevelID == "" || s.LevelName == "" || s.ExternalUserID != extID {
+		in.t.Fatalf("steps header: %+v", s)
+	}
+	out := map[string]string{}
+	for _, st := range s.Steps {
+		v := st.ReviewStatus
+		if st.ReviewAnswer != nil {
+			v += "/" + *st.ReviewAnswer
+		}
+		if st.ReviewRejectType != nil {
+			v += "/" + *st.ReviewRejectType
+		}
+		if st.RejectLabels == nil {
+			in.t.Fatalf("step %s: rejectLabels missing", st.Kind)
+		}
+		out[st.Kind] = v
+	}
+	return out
+}
+
+func wantStatus(t *testing.T, got map[string]any, reviewStatus string, answer, rejectType any, attempt float64) {
+	t.Helper()
+	if got["reviewStatus"] != reviewStatus || got["reviewAnswer"] != answer || got["reviewRejectType"] != rejectType || got["attempt"] != attempt {
+		t.Fatalf("status %v; want %s %v %v attempt %v", got, reviewStatus, answer, rejectType, attempt)
+	}
+}
+
+func wantSteps(t *testing.T, got map[string]string, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("steps %v; want %v", got, want)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("steps %v; want %v", got, want)
+	}
+}
+
+func TestKYCGreenViaVerify(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	a := in.createApplicant("user-green", "Lovelace")
+	if a["verificationLevelName"] != "basic-kyc-level" || a["status"] != "active" || a["riskLevel"] != "unknown" {
+		t.Fatalf("created %v", a)
+	}
+	wantStatus(t, in.status("user-green"), "pending", nil, nil, 0)
+	wantSteps(t, in.stepStatuses("user-green"), map[string]string{"identity_doc": "pending", "selfie": "pending"})
+
+	st := in.expect(200, "POST", "/v1/applicants/user-green/verify", verifyBody(t, 1)).m(t)
+	wantStatus(t, st, "completed", "GREEN", nil, 1)
+	wantStatus(t, in.status("user-green"), "completed", "GREEN", nil, 1)
+	wantSteps(t, in.stepStatuses("user-green"), map[string]string{"identity_doc": "completed/GREEN", "selfie": "completed/GREEN"})
+
+	data := rc.reviewed(t, secret)
+	if data["externalUserId"] != "user-green" || data["applicantId"] != a["id"] || data["levelName"] != "basic-kyc-level" ||
+		data["reviewStatus"] != "completed" || data["environment"] != "sandbox" || data["_entityId"] != "user-green" {
+		t.Fatalf("applicantReviewed data %v", data)
+	}
+	if _, ok := data["parentExternalUserId"]; ok {
+		t.Errorf("parentExternalUserId on a top-level applicant")
+	}
+	rr := data["reviewResult"].(map[string]any)
+	if rr["reviewAnswer"] != "GREEN" || rr["reviewRejectType"] != nil || len(rr["rejectLabels"].([]any)) != 0 {
+		t.Fatalf("reviewResult %v", rr)
+	}
+	got := in.expect(200, "GET", "/v1/applicants/user-green", nil).m(t)
+	if got["riskLevel"] != "low" || len(got["documents"].([]any)) != 2 {
+		t.Fatalf("applicant %v", got)
+	}
+	want := []string{"applicant.approved:system", "enrollment.submitted:partner", "applicant.created:partner"}
+	if h := in.historyTypes("user-green"); !slices.Equal(h, want) {
+		t.Fatalf("history %v, want %v", h, want)
+	}
+}
+
+func TestKYCRejectFinalViaReview(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createApplicant("user-red", "reject")
+	body := verifyBody(t, 2)
+	// Only the document: that step is submitted (it has its data), the
+	// selfie step stays pending, and the applicant is not sent to review.
+	delete(body, "selfie")
+	in.expect(400, "POST", "/v1/applicants/user-red/verify", body)
+	in.expect(201, "POST", "/v1/applicants/user-red/documents", map[string]any{"kind": "identity_doc", "side": "front", "docType": "PASSPORT", "image": body["documentFront"]})
+	wantSteps(t, in.stepStatuses("user-red"), map[string]string{"identity_doc": "submitted", "selfie": "pending"})
+	wantStatus(t, in.status("user-red"), "pending", nil, nil, 0)
+	r := in.expect(409, "POST", "/v1/applicants/user-red/review", nil)
+	if r.m(t)["error"].(map[string]any)["code"] != "missing_step_data" {
+		t.Fatalf("review without selfie: %s", r.Body)
+	}
+	in.expect(201, "POST", "/v1/applicants/user-red/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 200, 200, 9))})
+	wantStatus(t, in.status("user-red"), "submitted", nil, nil, 0)
+	in.expect(200, "POST", "/v1/applicants/user-red/review", nil)
+	// Sent to review: the reviewer has every step until review_delay passes.
+	wantStatus(t, in.status("user-red"), "in_review", nil, nil, 1)
+	wantSteps(t, in.stepStatuses("user-red"), map[string]string{"identity_doc": "in_review", "selfie": "in_review"})
+	in.expect(409, "POST", "/v1/applicants/user-red/review", nil)
+	in.expect(409, "POST", "/v1/applicants/user-red/levels/full-kyc-level", nil)
+
+	in.advance(2 * time.Second)
+	data := rc.reviewed(t, secret)
+	rr := data["reviewResult"].(map[string]any)
+	if rr["reviewAnswer"] != "RED" || rr["reviewRejectType"] != "FINAL" || !slices.Equal(rr["rejectLabels"].([]any), []any{"FORGERY"}) {
+		t.Fatalf("reviewResult %v", rr)
+	}
+	st := in.status("user-red")
+	wantStatus(t, st, "completed", "RED", "FINAL", 1)
+	if st["reviewedAtUtc"] != "2026-11-21T05:00:02.000Z" {
+		t.Errorf("reviewedAtUtc %v", st["reviewedAtUtc"])
+	}
+	wantSteps(t, in.stepStatuses("user-red"), map[string]string{"identity_doc": "completed/RED/FINAL", "selfie": "completed/RED/FINAL"})
+	// FINAL holds: no new data, no new review.
+	in.expect(409, "POST", "/v1/applicants/user-red/verify", verifyBody(t, 3))
+	in.expect(409, "POST", "/v1/applicants/user-red/review", nil)
+	want := []string{"applicant.rejected:system", "applicant.sent_to_review:partner", "applicant.created:partner"}
+	if h := in.historyTypes("user-red"); !slices.Equal(h, want) {
+		t.Fatalf("history %v, want %v", h, want)
+	}
+	// Until reset.
+	in.expect(200, "POST", "/v1/applicants/user-red/reset", nil)
+	wantStatus(t, in.status("user-red"), "pending", nil, nil, 1)
+}
+
+func TestKYCRetryThenGreen(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createApplicant("user-retry", "Retry")
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/user-retry/verify", verifyBody(t, 4)).m(t), "completed", "RED", "RETRY", 1)
+	rr := rc.reviewed(t, secret)["reviewResult"].(map[string]any)
+	if rr["reviewRejectType"] != "RETRY" || !slices.Equal(rr["rejectLabels"].([]any), []any{"UNSATISFACTORY_PHOTOS"}) {
+		t.Fatalf("reviewResult %v", rr)
+	}
+	wantSteps(t, in.stepStatuses("user-retry"), map[string]string{"identity_doc": "completed/RED/RETRY", "selfie": "completed/RED/RETRY"})
+	if in.expect(200, "GET", "/v1/applicants/user-retry", nil).m(t)["riskLevel"] != "medium" {
+		t.Errorf("riskLevel after RETRY")
+	}
+
+	// New data: the step goes back to submitted.
+	in.expect(200, "PATCH", "/v1/applicants/user-retry", map[string]any{"lastName": "Fixed"})
+	in.expect(201, "POST", "/v1/applicants/user-retry/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 300, 300, 5))})
+	wantSteps(t, in.stepStatuses("user-retry"), map[string]string{"identity_doc": "completed/RED/RETRY", "selfie": "submitted"})
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/user-retry/verify", verifyBody(t, 6)).m(t), "completed", "GREEN", nil, 2)
+	rr = rc.reviewed(t, secret)["reviewResult"].(map[string]any)
+	if rr["reviewAnswer"] != "GREEN" {
+		t.Fatalf("second verdict %v", rr)
+	}
+	wantSteps(t, in.stepStatuses("user-retry"), map[string]string{"identity_doc": "completed/GREEN", "selfie": "completed/GREEN"})
+	want := []string{"applicant.approved:system", "enrollment.submitted:partner", "applicant.updated:partner",
+		"applicant.rejected:system", "enrollment.submitted:partner", "applicant.created:partner"}
+	if h := in.historyTypes("user-retry"); !slices.Equal(h, want) {
+		t.Fatalf("history %v, want %v", h, want)
+	}
+}
+
+func TestKYCManualThenDecision(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	key, sec := in.credential("sandbox", "admin")
+	in.createApplicant("user-manual", "manual")
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/user-manual/verify", verifyBody(t, 7)).m(t), "awaitingOperatorReview", nil, nil, 1)
+	rc.nextOfType(t, "applicantOnHold")
+	wantSteps(t, in.stepStatuses("user-manual"), map[string]string{"identity_doc": "awaitingOperatorReview", "selfie": "awaitingOperatorReview"})
+	decision := map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY", "rejectLabels": []string{"SELFIE_MISMATCH"}, "moderationComment": "Selfie does not match"}
+	// A partner credential cannot decide.
+	in.expect(403, "POST", "/v1/admin/applicants/user-manual/decision", decision)
+	in.expect(400, "POST", "/v1/admin/applicants/user-manual/decision", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "SOMETIMES"}, "X-Api-Key", key, "X-Api-Secret", sec)
+	st := in.expect(200, "POST", "/v1/admin/applicants/user-manual/decision", decision, "X-Api-Key", key, "X-Api-Secret", sec).m(t)
+	wantStatus(t, st, "completed", "RED", "RETRY", 1)
+	if st["moderationComment"] != "Selfie does not match" {
+		t.Errorf("moderationComment %v", st["moderationComment"])
+	}
+	data := rc.reviewed(t, secret)
+	rr := data["reviewResult"].(map[string]any)
+	if rr["reviewAnswer"] != "RED" || rr["moderationComment"] != "Selfie does not match" {
+		t.Fatalf("reviewResult %v", rr)
+	}
+	in.expect(409, "POST", "/v1/admin/applicants/user-manual/decision", decision, "X-Api-Key", key, "X-Api-Secret", sec)
+	want := []string{"applicant.rejected:operator", "managed_compliance.decided:operator", "enrollment.submitted:partner", "applicant.created:partner"}
+	if h := in.historyTypes("user-manual"); !slices.Equal(h, want) {
+		t.Fatalf("history %v, want %v", h, want)
+	}
+}
+
+func TestKYBRejectMagicName(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "kyb-r", "type": "company", "companyName": "Reject", "registrationNumber": "HRB 9", "country": "DEU", "legalForm": "LTD"})
+	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
+		in.expect(201, "POST", "/v1/applicants/kyb-r/documents", map[string]any{"kind": "company_docs", "docType": dt, "image": b64(jpegImage(t, 300, 400, uint64(90+i)))})
+	}
+	in.expect(200, "POST", "/v1/applicants/kyb-r/review", nil)
+	wantStatus(t, in.status("kyb-r"), "in_review", nil, nil, 1)
+	in.advance(2 * time.Second)
+	d := rc.reviewed(t, secret)
+	if d["externalUserId"] != "kyb-r" || d["levelName"] != "kyb-level" {
+		t.Fatalf("data %v", d)
+	}
+	wantStatus(t, in.status("kyb-r"), "completed", "RED", "FINAL", 1)
+	wantSteps(t, in.stepStatuses("kyb-r"), map[string]string{"company_docs": "completed/RED/FINAL", "questionnaire": "completed/GREEN", "aml": "completed/GREEN"})
+}
+
+func TestApplicantEventOrder(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createApplicant("ord", "Green")
+	in.expect(200, "POST", "/v1/applicants/ord/verify", verifyBody(t, 95))
+	in.expect(200, "POST", "/v1/applicants/ord/reset", nil)
+	in.expect(200, "PATCH", "/v1/applicants/ord", map[string]any{"email": "ord@example.com"})
+	in.expect(200, "POST", "/v1/applicants/ord/levels/full-kyc-level", nil)
+	in.expect(200, "POST", "/v1/applicants/ord/deactivate", nil)
+	in.expect(200, "POST", "/v1/applicants/ord/activate", nil)
+	var got []string
+	for _, want := range []string{"applicantCreated", "applicantPending", "applicantReviewed", "applicantReset",
+		"applicantPersonalInfoChanged", "applicantLevelChanged", "applicantDeactivated", "applicantActivated"} {
+		r := rc.next(t)
+		if !dispatch.Verify(secret, r.Body, r.Header.Get("X-Webhook-Signature")) {
+			t.Fatalf("%s: bad signature", want)
+		}
+		var env struct{ EventType, EntityType, EntityID string }
+		if err := json.Unmarshal(r.Body, &env); err != nil {
+			t.Fatal(err)
+		}
+		if env.EntityType != "applicant" || env.EntityID != "ord" || r.Header.Get("X-Webhook-Event-Type") != env.EventType {
+			t.Fatalf("envelope %s", r.Body)
+		}
+		got = append(got, env.EventType)
+		if env.EventType != want {
+			t.Fatalf("events %v, want %s next", got, want)
+		}
+	}
+	rc.none(t, 50*time.Millisecond)
+}
+
+func TestProductionReview(t *testing.T) {
+	t.Parallel()
+	list := filepath.Join(t.TempDir(), "sanctions.txt")
+	if err := os.WriteFile(list, []byte("# test list\nIvan Sanctionov\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, func(o *options) { o.settings.KYC.SanctionsFile = list })
+	rc, secret := in.kycReceiver()
+	pk, ps := in.credential("production", "partner")
+	ak, as := in.credential("production", "admin")
+	prod := func(want int, method, path string, body any) *response {
+		t.Helper()
+		return in.expect(want, method, path, body, "X-Api-Key", pk, "X-Api-Secret", ps, "X-Environment", "production")
+	}
+	prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "p1", "firstName": "Ada", "lastName": "Reject", "dateOfBirth": "2015-01-01"})
+	// The same externalUserId in sandbox is another applicant.
+	in.expect(404, "GET", "/v1/applicants/p1", nil)
+	in.expect(403, "GET", "/v1/applicants/p1", nil, "X-Environment", "production")
+	in.expect(400, "GET", "/v1/applicants/p1", nil, "X-Environment", "staging")
+
+	// Magic names do nothing in production; the forced review is sandbox only.
+	r := prod(403, "POST", "/v1/applicants/p1/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
+	if c, _ := errField(t, r); c != "sandbox_only" {
+		t.Errorf("code %s", c)
+	}
+	st := prod(200, "POST", "/v1/applicants/p1/verify", verifyBody(t, 30)).m(t)
+	wantStatus(t, st, "awaitingOperatorReview", nil, nil, 1)
+	on := rc.nextOfType(t, "applicantOnHold")
+	if !strings.Contains(string(on.Body), `"entityId":"p1"`) || !strings.Contains(string(on.Body), `"reviewStatus":"awaitingOperatorReview"`) {
+		t.Fatalf("event %s", on.Body)
+	}
+	// Another production applicant reusing the same selfie is flagged.
+	prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "p2", "lastName": "Other"})
+	body := verifyBody(t, 31)
+	body["selfie"] = verifyBody(t, 30)["selfie"]
+	prod(200, "POST", "/v1/applicants/p2/verify", body)
+
+	hist, err := in.Store.ApplicantHistory("production", "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := map[string]string{}
+	for _, h := range hist {
+		if h.EventType == "review.check" {
+			findings[h.Details["check"].(string)] = h.Details["result"].(string)
+		}
+	}
+	if findings["age"] != "under_18" || findings["duplicate"] != "none" || findings["images"] != "valid" || findings["sanctions"] != "clear" {
+		t.Errorf("p1 findings %v", findings)
+	}
+	hist, _ = in.Store.ApplicantHistory("production", "p2")
+	dup := false
+	for _, h := range hist {
+		dup = dup || (h.EventType == "review.check" && h.Details["check"] == "duplicate" && h.Details["result"] == "match")
+	}
+	if !dup {
+		t.Errorf("p2: duplicate selfie not found")
+	}
+	prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "p3", "firstName": "Ivan", "middleName": "Petrovich", "lastName": "Sanctionov", "dateOfBirth": "1970-01-01"})
+	prod(200, "POST", "/v1/applicants/p3/verify", verifyBody(t, 32))
+	hist, _ = in.Store.ApplicantHistory("production", "p3")
+	findings = map[string]string{}
+	for _, h := range hist {
+		if h.EventType == "review.check" {
+			findings[h.Details["check"].(string)] = h.Details["result"].(string)
+		}
+	}
+	if findings["sanctions"] != "match" || findings["age"] != "ok" {
+		t.Errorf("p3 findings %v", findings)
+	}
+	// Findings are internal: not in the partner's history.
+	var h struct{ Items []struct{ EventType string } }
+	prod(200, "GET", "/v1/applicants/p1/review-history", nil).json(t, &h)
+	for _, it := range h.Items {
+		if it.EventType == "review.check" {
+			t.Fatal("internal finding returned")
+		}
+	}
+
+	decide := func(want int, id string, body any, key, secret string) *response {
+		t.Helper()
+		return in.expect(want, "POST", "/v1/admin/applicants/"+id+"/decision", body, "X-Api-Key", key, "X-Api-Secret", secret)
+	}
+	// A sandbox admin does not see production applicants.
+	sk, ss := in.credential("sandbox", "admin")
+	decide(404, "p1", map[string]any{"reviewAnswer": "GREEN"}, sk, ss)
+	decide(400, "p1", map[string]any{"reviewAnswer": "GREEN", "reviewRejectType": "FINAL"}, ak, as)
+	decide(400, "p1", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "FINAL", "rejectLabels": []string{"TOO_YOUNG"}}, ak, as)
+	decide(404, "nobody", map[string]any{"reviewAnswer": "GREEN"}, ak, as)
+	st = decide(200, "p1", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "FINAL", "rejectLabels": []string{"AGE_REQUIREMENT_MISMATCH"}}, ak, as).m(t)
+	wantStatus(t, st, "completed", "RED", "FINAL", 1)
+	data := rc.reviewed(t, secret)
+	if data["environment"] != "production" || data["externalUserId"] != "p1" {
+		t.Fatalf("data %v", data)
+	}
+	decide(200, "p2", map[string]any{"reviewAnswer": "GREEN"}, ak, as)
+	if d := rc.reviewed(t, secret); d["externalUserId"] != "p2" || d["reviewResult"].(map[string]any)["reviewAnswer"] != "GREEN" {
+		t.Fatalf("p2 data %v", d)
+	}
+	decide(409, "p2", map[string]any{"reviewAnswer": "GREEN"}, ak, as)
+}
+
+func TestForcedSandboxReview(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createApplicant("f1", "Anything")
+	in.expect(400, "POST", "/v1/applicants/f1/sandbox/review", map[string]any{"reviewAnswer": "MAYBE"})
+	in.expect(400, "POST", "/v1/applicants/f1/sandbox/review", map[string]any{"reviewAnswer": "RED", "rejectLabels": []string{"NOPE"}})
+	in.expect(404, "POST", "/v1/applicants/nobody/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
+	st := in.expect(200, "POST", "/v1/applicants/f1/sandbox/review", map[string]any{"reviewAnswer": "RED", "rejectLabels": []string{"PEP", "SANCTIONS"}}).m(t)
+	wantStatus(t, st, "completed", "RED", "FINAL", 0)
+	if !slices.Equal(st["rejectLabels"].([]any), []any{"PEP", "SANCTIONS"}) {
+		t.Errorf("labels %v", st["rejectLabels"])
+	}
+	if d := rc.reviewed(t, secret); d["reviewResult"].(map[string]any)["reviewRejectType"] != "FINAL" {
+		t.Fatalf("data %v", d)
+	}
+}
+
+func TestSanctionedMagicName(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "sx", "lastName": "Sanctioned", "verificationLevelName": "full-kyc-level"})
+	body := verifyBody(t, 40)
+	body["proofOfAddress"] = b64(pngImage(t, 200, 300, 41))
+	body["livenessFrames"] = []string{b64(pngImage(t, 200, 200, 42)), b64(pngImage(t, 200, 200, 43))}
+	if _, f := errField(t, in.expect(400, "POST", "/v1/applicants/sx/verify", body)); f != "livenessFrames" {
+		t.Fatalf("two liveness frames: field %q", f)
+	}
+	body["livenessFrames"] = append(body["livenessFrames"].([]string), b64(pngImage(t, 200, 200, 44)))
+	body["questionnaire"] = map[string]any{"purpose": "savings"}
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/sx/verify", body).m(t), "completed", "RED", "FINAL", 1)
+	wantSteps(t, in.stepStatuses("sx"), map[string]string{
+		"identity_doc": "completed/GREEN", "selfie": "completed/GREEN", "liveness": "completed/GREEN", "poa": "completed/GREEN",
+		"questionnaire": "completed/GREEN", "aml": "completed/RED/FINAL", "adverse_media": "completed/GREEN",
+	})
+	d := rc.reviewed(t, secret)
+	if !slices.Equal(d["reviewResult"].(map[string]any)["rejectLabels"].([]any), []any{"SANCTIONS"}) {
+		t.Fatalf("data %v", d)
+	}
+	if in.expect(200, "GET", "/v1/applicants/sx", nil).m(t)["riskLevel"] != "high" {
+		t.Errorf("riskLevel")
+	}
+	want := []string{"applicant.rejected:system", "adverse_media.run:system", "aml.run:system", "enrollment.submitted:partner", "applicant.created:partner"}
+	if h := in.historyTypes("sx"); !slices.Equal(h, want) {
+		t.Fatalf("history %v, want %v", h, want)
+	}
+}

@@ -1,0 +1,237 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestOpenAPIDocumentsEveryRoute walks the routes of routes.go and checks
+// that /openapi.json, a valid-looking OpenAPI 3.1 document, has each path
+// and method (path parameters may be named differently), and no operation
+// the router does not serve; that every $ref resolves; and that every
+// path parameter is declared, required, in its operation.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routeRE := regexp.MustCompile(`r\.(GET|POST|PUT|PATCH|DELETE)\("([^"]+)"`)
+	paramRE := regexp.MustCompile(`[:*][A-Za-z]+|\{[A-Za-z]+\}`)
+	shape := func(method, path string) string {
+		return strings.ToLower(method) + " " + paramRE.ReplaceAllString(path, "{}")
+	}
+	routes := map[string]bool{}
+	for _, m := range routeRE.FindAllStringSubmatch(string(src), -1) {
+		method, path := m[1], m[2]
+		if method == "POST" && path == "/webhooks/deliveries/:id" {
+			path = "/webhooks/deliveries/retry" // the one :id it serves
+		}
+		routes[shape(method, path)] = true
+	}
+	if len(routes) < 50 {
+		t.Fatalf("found only %d routes in routes.go", len(routes))
+	}
+
+	in := start(t)
+	r := doRequest(t, "GET", in.URL+"/openapi.json", nil)
+	var doc map[string]any
+	if r.Status != 200 || json.Unmarshal(r.Body, &doc) != nil {
+		t.Fatalf("openapi.json: %d %.200s", r.Status, r.Body)
+	}
+	if v, _ := doc["openapi"].(string); !strings.HasPrefix(v, "3.1.") {
+		t.Errorf("openapi = %q, want 3.1.x", v)
+	}
+	info, _ := doc["info"].(map[string]any)
+	if info["title"] == nil || info["version"] == nil {
+		t.Errorf("info lacks title or version: %v", info)
+	}
+	documented := map[string]bool{}
+	paths, _ := doc["paths"].(map[string]any)
+	for path, item := range paths {
+		ops, _ := item.(map[string]any)
+		for method, op := range ops {
+			switch method {
+			case "get", "put", "post", "delete", "patch", "head", "options", "trace":
+			default:
+				continue
+			}
+			key := shape(method, path)
+			documented[key] = true
+			if !routes[key] {
+				t.Errorf("openapi.json documents %s %s, which no route serves", method, path)
+			}
+			o, _ := op.(map[string]any)
+			if o["responses"] == nil {
+				t.Errorf("%s %s: no responses", method, path)
+			}
+			declared := map[string]bool{}
+			params, _ := o["parameters"].([]any)
+			common, _ := ops["parameters"].([]any)
+			for _, p := range append(params, common...) {
+				pm, _ := resolveRef(t, doc, p).(map[string]any)
+				if pm["in"] == "path" {
+					if pm["required"] != true {
+						t.Errorf("%s %s: path parameter %v is not required", method, path, pm["name"])
+					}
+					declared[pm["name"].(string)] = true
+				}
+			}
+			for _, name := range paramRE.FindAllString(path, -1) {
+				if !declared[strings.Trim(name, "{}")] {
+					t.Errorf("%s %s: path parameter %s is not declared", method, path, name)
+				}
+			}
+		}
+	}
+	for key := range routes {
+		if !documented[key] {
+			t.Errorf("openapi.json lacks the route %s", key)
+		}
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v["$ref"].(string); ok {
+				resolveRef(t, doc, v)
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(doc)
+}
+
+// resolveRef follows a local {"$ref": "#/..."} of doc, failing the test when
+// it points nowhere; other values are returned as they are.
+func resolveRef(t *testing.T, doc map[string]any, v any) any {
+	t.Helper()
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	ref, ok := m["$ref"].(string)
+	if !ok {
+		return v
+	}
+	if !strings.HasPrefix(ref, "#/") {
+		t.Errorf("$ref %q is not local", ref)
+		return nil
+	}
+	var cur any = doc
+	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		cm, _ := cur.(map[string]any)
+		if cur = cm[part]; cur == nil {
+			t.Errorf("$ref %q points nowhere", ref)
+			return nil
+		}
+	}
+	return cur
+}
+
+func TestKYCOpenAPI(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	var doc struct {
+		Paths      map[string]map[string]any
+		Components struct{ Schemas map[string]any }
+	}
+	if err := json.Unmarshal(doRequest(t, "GET", in.URL+"/openapi.json", nil).Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, method := range map[string]string{
+		"/v1/applicants": "post", "/v1/applicants/{id}/verify": "post", "/v1/applicants/{id}/review-history": "get",
+		"/v1/levels/{levelName}": "patch", "/v1/admin/applicants/{id}/decision": "post", "/l/{shortCode}": "get",
+		"/v1/applicants/{id}/company-info": "patch",
+	} {
+		if _, ok := doc.Paths[path][method]; !ok {
+			t.Errorf("openapi: no %s %s", method, path)
+		}
+	}
+	if _, ok := doc.Components.Schemas["Applicant"]; !ok {
+		t.Errorf("openapi: no Applicant schema")
+	}
+}
+
+func TestSDKOpenAPI(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	var doc struct {
+		Paths      map[string]map[string]any
+		Components struct{ SecuritySchemes, Schemas map[string]any }
+	}
+	doRequest(t, "GET", in.URL+"/openapi.json", nil).json(t, &doc)
+	for path, method := range map[string]string{
+		"/api/v1/sdk/state": "get", "/api/v1/sdk/personal-info": "post", "/api/v1/sdk/documents": "post",
+		"/api/v1/sdk/submit": "post", "/sdk/{token}": "get", "/sdk/{token}/documents": "post", "/sdk/{token}/return": "get",
+	} {
+		if doc.Paths[path][method] == nil {
+			t.Errorf("openapi: no %s %s", method, path)
+		}
+	}
+	if doc.Components.SecuritySchemes["sdkToken"] == nil || doc.Components.SecuritySchemes["apiKey"] == nil || doc.Components.Schemas["SDKState"] == nil {
+		t.Errorf("openapi components: %v", doc.Components.SecuritySchemes)
+	}
+}
+
+func TestUboOpenAPI(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	var doc struct{ Paths map[string]map[string]any }
+	in.expect(200, "GET", "/openapi.json", nil).json(t, &doc)
+	for path, methods := range map[string][]string{
+		"/v1/applicants/{id}/company-structure":               {"get", "patch"},
+		"/v1/applicants/{id}/ubos":                            {"get", "post"},
+		"/v1/applicants/{id}/ubos/{uboIndex}":                 {"patch"},
+		"/v1/applicants/{id}/ubos/{uboIndex}/spawn-kyc":       {"post"},
+		"/v1/applicants/{id}/ubos/{uboIndex}/regenerate-link": {"post"},
+	} {
+		for _, m := range methods {
+			if doc.Paths[path][m] == nil {
+				t.Errorf("openapi: no %s %s", m, path)
+			}
+		}
+	}
+}
+
+func TestOpenAPIDescribesTheCustodyRecords(t *testing.T) {
+	t.Parallel()
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	var doc struct {
+		Paths      map[string]any
+		Components struct {
+			Schemas map[string]struct{ Required []string }
+		}
+	}
+	in.expect(200, "GET", "/openapi.json", nil).json(t, &doc)
+	for _, p := range []string{"/assets", "/vaults", "/vaults/{id}", "/vaults/{id}/wallets", "/wallets/{id}",
+		"/wallets/{id}/balance", "/transactions", "/transactions/{id}", "/transactions/{id}/advance",
+		"/transactions/{id}/fail", "/transactions/{id}/cancel", "/sandbox/deposits"} {
+		if doc.Paths[p] == nil {
+			t.Errorf("openapi.json has no %s", p)
+		}
+	}
+	v := in.vault("a")
+	w := in.wallet(v, "ETH")
+	var x map[string]any
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "1"}).json(t, &x)
+	records := map[string]map[string]any{
+		"Transaction": x,
+		"Vault":       in.expect(200, "GET", "/vaults/"+v, nil).m(t),
+		"Wallet":      in.expect(200, "GET", "/wallets/"+w.WalletID, nil).m(t),
+		"Balance":     in.expect(200, "GET", "/wallets/"+w.WalletID+"/balance", nil).m(t),
+	}
+	for name, rec := range records {
+		sameKeys(t, "schema "+name, rec, doc.Components.Schemas[name].Required...)
+	}
+}

@@ -1,0 +1,89 @@
+// Package wire holds what every complybox endpoint shares on the wire (SPEC
+// §2), for the partner API (package server), the hosted UI and the console:
+// the one table from store error codes to HTTP statuses with its one
+// fallback, the JSON error writer, Retry-After, request ids, and JSON bodies
+// in and out. It imports store and nothing else of complybox.
+package wire
+
+import (
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/complybox/complybox/store"
+)
+
+// statusOf maps a store error code to its HTTP status: the one table.
+var statusOf = map[string]int{
+	store.EINVALID:      http.StatusBadRequest,
+	store.EUNAUTHORIZED: http.StatusUnauthorized,
+	store.EFORBIDDEN:    http.StatusForbidden,
+	store.ENOTFOUND:     http.StatusNotFound,
+	store.EMETHOD:       http.StatusMethodNotAllowed,
+	store.ECONFLICT:     http.StatusConflict,
+	store.ELOCKED:       http.StatusConflict,
+	store.EIDEMPOTENCY:  http.StatusConflict,
+	store.EGONE:         http.StatusGone,
+	store.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	store.ERATELIMIT:    http.StatusTooManyRequests,
+	store.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	store.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// Status is the HTTP status of err: that of its store error code, 500 for
+// any other error. JSON and HTML error pages alike answer with it.
+func Status(err error) int {
+	if status, ok := statusOf[store.AsError(err).Code]; ok {
+		return status
+	}
+	return http.StatusInternalServerError
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Field     string `json:"field,omitempty"`
+	RequestID string `json:"requestId"`
+}
+
+// Error is the one JSON error writer: it answers err with its Status and
+// the body {"error":{"code","message","field","requestId"}}. Only internal
+// errors are logged, to log.
+func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	e := store.AsError(err)
+	if e.Code == store.EINTERNAL {
+		log.Error("internal error", "method", r.Method, "path", RedactPath(r.URL.Path), "requestId", RequestID(r), "err", err)
+	}
+	if e.Code == store.ERATELIMIT {
+		SetRetryAfter(w, e.RetryAfter)
+	}
+	reason := e.Reason
+	if reason == "" {
+		reason = e.Code
+	}
+	JSON(w, log, Status(err), errorBody{Error: errorDetail{Code: reason, Message: e.Message, Field: e.Field, RequestID: RequestID(r)}})
+}
+
+// SetRetryAfter says when a rate-limited caller may come back: whole
+// seconds, rounded up, at least 1. Every 429, API or console, uses it.
+func SetRetryAfter(w http.ResponseWriter, d time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
+}
+
+// RedactPath hides the session token of hosted-UI paths, for logs.
+func RedactPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "/sdk/"); ok {
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			return "/sdk/{token}" + rest[i:]
+		}
+		return "/sdk/{token}"
+	}
+	return p
+}

@@ -1,0 +1,172 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/complybox/complybox/store"
+)
+
+// JSON writes v as JSON with status. A value that does not encode is
+// logged to log and answered 500.
+func JSON(w http.ResponseWriter, log *slog.Logger, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		log.Error("encode response", "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	RawJSON(w, status, b)
+}
+
+// RawJSON writes JSON bytes already rendered (by the store) with status, as
+// JSON would.
+func RawJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// ReadBody reads the whole request body within its limit. Returns ETOOLARGE
+// past the limit.
+func ReadBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		if e := TooLarge(err); e != nil {
+			return nil, e
+		}
+		return nil, store.Errorf(store.EINVALID, "bad_request", "could not read the request body")
+	}
+	return b, nil
+}
+
+// TooLarge is ETOOLARGE when err is a read past the body limit (see
+// http.MaxBytesReader), else nil.
+func TooLarge(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", tooLarge.Limit)
+	}
+	return nil
+}
+
+// Decode reads a JSON object from the body into v. An empty body decodes as
+// {}. Returns EINVALID for malformed JSON or a value of the wrong type,
+// naming the field, and ETOOLARGE past the body limit.
+func Decode(r *http.Request, v any) error {
+	b, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeBytes(b, v)
+}
+
+// DecodeBytes is Decode for a body already read.
+func DecodeBytes(b []byte, v any) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		b = []byte("{}")
+	}
+	if b[0] != '{' {
+		return store.Errorf(store.EINVALID, "malformed_json", "request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return store.Errorf(store.EINVALID, "malformed_json", "request body has data after the JSON object")
+	}
+	return nil
+}
+
+// jsonError turns a encoding/json error into EINVALID naming the field.
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return typeError(typeErr)
+	}
+	var e *store.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return store.Errorf(store.EINVALID, "malformed_json", "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// typeError is EINVALID naming the field of a value of the wrong type: a
+// fraction or out-of-range number for an integer, a string that is not a
+// timestamp, or a value of another JSON type.
+func typeError(e *json.UnmarshalTypeError) error {
+	field := e.Field
+	if field == "" {
+		field = "body"
+	}
+	got := e.Value
+	t := e.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == reflect.TypeFor[store.Time]():
+		if v, ok := strings.CutPrefix(got, "string "); ok {
+			got = strconv.Quote(v)
+		}
+		return store.Invalid(field, "%s must be an ISO 8601 timestamp such as \"2026-11-21T05:17:44.123Z\", not %s", field, got)
+	case strings.HasPrefix(got, "number ") && isInteger(t.Kind()):
+		n := strings.TrimPrefix(got, "number ")
+		if strings.ContainsAny(n, ".eE") {
+			return store.Invalid(field, "%s must be an integer, not %s", field, n)
+		}
+		return store.Invalid(field, "%s is out of range for an integer: %s", field, n)
+	}
+	return store.Invalid(field, "%s must be of type %s, not %s", field, jsonType(t.Kind()), got)
+}
+
+func isInteger(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
+// jsonType names the JSON type a Go kind decodes from.
+func jsonType(k reflect.Kind) string {
+	switch {
+	case k == reflect.String:
+		return "string"
+	case k == reflect.Bool:
+		return "boolean"
+	case k == reflect.Slice || k == reflect.Array:
+		return "array"
+	case k == reflect.Map || k == reflect.Struct || k == reflect.Interface:
+		return "object"
+	case isInteger(k):
+		return "integer"
+	}
+	return "number"
+}
+
+// Page reads ?limit= (1..200, default 50) and ?cursor=. Returns EINVALID
+// naming the parameter.
+func Page(r *http.Request) (store.Page, error) {
+	q := r.URL.Query()
+	p := store.Page{Limit: store.DefaultLimit, Cursor: q.Get("cursor")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > store.MaxLimit {
+			return p, store.Invalid("limit", "limit must be an integer from 1 to %d", store.MaxLimit)
+		}
+		p.Limit = n
+	}
+	return p, nil
+}

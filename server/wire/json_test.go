@@ -1,0 +1,150 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/complybox/complybox/store"
+)
+
+// fuzzInner is a nested object of fuzzBody.
+type fuzzInner struct {
+	Name  string            `json:"name"`
+	Score float64           `json:"score"`
+	Tags  []string          `json:"tags"`
+	Extra map[string]string `json:"extra"`
+	Deep  *fuzzInner        `json:"deep"`
+}
+
+// fuzzBody has a field of every kind request bodies use.
+type fuzzBody struct {
+	Str      string            `json:"str"`
+	StrPtr   *string           `json:"strPtr"`
+	Int      int               `json:"int"`
+	Int64Ptr *int64            `json:"int64Ptr"`
+	Uint8    uint8             `json:"uint8"`
+	Float    float64           `json:"float"`
+	Bool     *bool             `json:"bool"`
+	Number   json.Number       `json:"number"`
+	Strings  []string          `json:"strings"`
+	Ints     [3]int            `json:"ints"`
+	Inner    fuzzInner         `json:"inner"`
+	InnerPtr *fuzzInner        `json:"innerPtr"`
+	Inners   []*fuzzInner      `json:"inners"`
+	Map      map[string]any    `json:"map"`
+	Any      any               `json:"any"`
+	Raw      json.RawMessage   `json:"raw"`
+	Raws     []json.RawMessage `json:"raws"`
+	At       store.Time        `json:"at"`
+	AtPtr    *store.Time       `json:"atPtr"`
+}
+
+// fuzzLimit is the body limit of the decode half of FuzzDecodeBody, small so
+// that the fuzzer reaches it.
+const fuzzLimit = 512
+
+// FuzzDecodeBody feeds arbitrary bytes to DecodeBytes, and through a limited
+// reader to Decode: neither may panic, and every failure must be an
+// EINVALID (naming the field when a value has the wrong type) or ETOOLARGE
+// *store.Error, never an internal error.
+func FuzzDecodeBody(f *testing.F) {
+	f.Add([]byte(`{"str":"a","strPtr":"b","int":1,"int64Ptr":-9,"uint8":255,"float":1.5e3,"bool":true,"number":12.50,` +
+		`"strings":["x"],"ints":[1,2,3],"inner":{"name":"n","deep":{"tags":["t"]}},"inners":[null,{"score":2}],` +
+		`"map":{"k":[1,{"z":null}]},"any":"s","raw":{"a":[1]},"raws":[1,"x"],"at":"2024-01-02T03:04:05.000Z","atPtr":null}`))
+	f.Add([]byte(`{"int":"1"}`))
+	f.Add([]byte(`{"uint8":256}`))
+	f.Add([]byte(`{"inner":{"deep":{"deep":{"score":"high"}}}}`))
+	f.Add([]byte(`{"at":"yesterday"}`))
+	f.Add([]byte(`[1,2]`))
+	f.Add([]byte(`{} {}`))
+	f.Add([]byte(`{"str":"\ud800"}`))
+	f.Add([]byte(""))
+	f.Add([]byte(`{"raw":` + strings.Repeat("[", 600) + `}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var v fuzzBody
+		err := DecodeBytes(body, &v)
+		checkDecodeError(t, err, store.EINVALID)
+		if err == nil {
+			if _, err := json.Marshal(v); err != nil {
+				t.Fatalf("a decoded body does not encode again: %v", err)
+			}
+		}
+
+		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		r.Body = http.MaxBytesReader(nil, r.Body, fuzzLimit)
+		var w fuzzBody
+		err = Decode(r, &w)
+		if len(body) > fuzzLimit {
+			if store.ErrorCode(err) != store.ETOOLARGE {
+				t.Fatalf("a %d byte body over the %d byte limit gave %v", len(body), fuzzLimit, err)
+			}
+			return
+		}
+		checkDecodeError(t, err, store.EINVALID)
+	})
+}
+
+// checkDecodeError fails unless err is nil or an *store.Error of one of the
+// given codes; a wrong-type error must name its field.
+func checkDecodeError(t *testing.T, err error, codes ...string) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var e *store.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not a *store.Error", err, err)
+	}
+	ok := false
+	for _, c := range codes {
+		ok = ok || e.Code == c
+	}
+	if !ok {
+		t.Fatalf("error code %q (%v), want one of %q", e.Code, e, codes)
+	}
+	if e.Message == "" || e.Reason == "" {
+		t.Fatalf("error without a reason or message: %#v", e)
+	}
+	if e.Reason == "validation_failed" && e.Field == "" {
+		t.Fatalf("validation error names no field: %v", e)
+	}
+}
+
+// TestDecodeTypeErrorsNameTheField checks the 400 of a value of the wrong
+// type: it names the field (nested ones by path) and says what was expected.
+func TestDecodeTypeErrorsNameTheField(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ body, field, want string }{
+		{`{"at":"yesterday"}`, "at", "ISO 8601 timestamp"},
+		{`{"at":5}`, "at", "ISO 8601 timestamp"},
+		{`{"atPtr":"2026-13-01T00:00:00Z"}`, "atPtr", "ISO 8601 timestamp"},
+		{`{"int":1.5}`, "int", "must be an integer"},
+		{`{"int":1e30}`, "int", "must be an integer"},
+		{`{"uint8":256}`, "uint8", "out of range for an integer: 256"},
+		{`{"int":99999999999999999999}`, "int", "out of range for an integer"},
+		{`{"int64Ptr":-0.5}`, "int64Ptr", "must be an integer"},
+		{`{"int":"1"}`, "int", "must be of type integer, not string"},
+		{`{"inner":{"deep":{"score":"high"}}}`, "inner.deep.score", "must be of type number"},
+		{`{"str":1}`, "str", "must be of type string, not number"},
+		{`{"strings":{}}`, "strings", "must be of type array"},
+	} {
+		var v fuzzBody
+		err := DecodeBytes([]byte(c.body), &v)
+		var e *store.Error
+		if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != c.field || !strings.Contains(e.Message, c.want) {
+			t.Errorf("%s: got %#v, want EINVALID field %q with %q", c.body, e, c.field, c.want)
+		}
+	}
+	var v fuzzBody
+	if err := DecodeBytes([]byte(`{"at":"2026-11-21T05:17:44.123Z","atPtr":"2026-11-21T06:17:44+01:00"}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.At.String() != "2026-11-21T05:17:44.123Z" || v.AtPtr.String() != "2026-11-21T05:17:44.000Z" {
+		t.Errorf("decoded %v %v", v.At, v.AtPtr)
+	}
+}
