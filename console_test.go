@@ -106,10 +106,3 @@ func TestConsoleSetPassword(t *testing.T) {
 		}
 	})
 }
-
-// TestServeLogsConsoleURL: serve's start-up log names the console's
-// address, so an operator knows where to log in.
-func TestServeLogsConsoleURL(t *testing.T) {
-	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
-	s.logs.waitFor(t, "consoleUrl="+s.banner.URL+"/console")
-}
