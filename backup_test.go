@@ -11,6 +11,7 @@ import (
 )
 
 func TestBackupCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "complybox.db")
 	mustRun(t, "credentials", "create", "--db", db, "--env", "sandbox")
@@ -37,23 +38,23 @@ func TestBackupCommand(t *testing.T) {
 	})
 	t.Run("ErrMissingDB", func(t *testing.T) {
 		missing := filepath.Join(t.TempDir(), "missing.db")
-		_, err := runCmd(t, "backup", "--db", missing, filepath.Join(t.TempDir(), "x.db"))
-		wantErr(t, err, "missing.db")
+		r := runCmd(t, "backup", "--db", missing, filepath.Join(t.TempDir(), "x.db"))
+		wantErr(t, r.err(), "missing.db")
 		if _, err := os.Stat(missing); err == nil {
 			t.Fatal("backup created the missing db")
 		}
 	})
 	t.Run("ErrOutIsDB", func(t *testing.T) {
-		_, err := runCmd(t, "backup", "--db", db, filepath.Join(dir, ".", "complybox.db"))
-		wantErr(t, err, "the db itself")
+		r := runCmd(t, "backup", "--db", db, filepath.Join(dir, ".", "complybox.db"))
+		wantErr(t, r.err(), "the db itself")
 		if got := listKeys(t, db); got != want {
 			t.Fatalf("db holds %q after a refused backup, want %q", got, want)
 		}
 	})
 	t.Run("ErrNoOut", func(t *testing.T) {
-		_, err := runCmd(t, "backup", "--db", db)
-		if exitCode(err) != 2 {
-			t.Fatalf("backup without OUT: %v, want a usage error", err)
+		r := runCmd(t, "backup", "--db", db)
+		if r.code != 2 {
+			t.Fatalf("backup without OUT: %v, want a usage error", r.err())
 		}
 	})
 }

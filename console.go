@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/complybox/complybox/store"
 )
@@ -32,8 +32,9 @@ func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 		Use:   "set-password [PASSWORD] [--password-file FILE]",
 		Short: "Set the console's operator password (from stdin, a file, or the command line)",
 		Long: "set-password sets the operator password of the console, stored only as a\n" +
-			"bcrypt hash, and ends every console session. The password is the first line\n" +
-			"of standard input, or of --password-file FILE; scripts may also pass it as\n" +
+			"bcrypt hash, and ends every console session. On a terminal it asks for the\n" +
+			"password twice without echoing it; otherwise the password is the first line\n" +
+			"of standard input, or of --password-file FILE. Scripts may also pass it as\n" +
 			"the argument or --password, which other users of the machine can see in the\n" +
 			"process list. At least 8 characters, at most 72 bytes.",
 		Args: args(0, 1, "at most one argument, the password"),
@@ -46,16 +47,16 @@ func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 				given = append(given, flagPassword)
 			}
 			if len(given) > 0 && file != "" || len(given) > 1 {
-				return usageError("console set-password: give the password one way only (argument, --password, --password-file or stdin)")
+				return misuse(cmd, "give the password one way only (argument, --password, --password-file or stdin)")
 			}
 			var password string
 			var err error
 			if len(given) == 1 {
 				password = given[0]
 				if password == "" {
-					return usageError("console set-password: the password is empty")
+					return misuse(cmd, "the password is empty")
 				}
-			} else if password, err = readPassword(cmd.InOrStdin(), file); err != nil {
+			} else if password, err = a.readPassword(cmd, file); err != nil {
 				return err
 			}
 			return a.withStore(f, false, func(st *store.Store, _ Config) error {
@@ -73,25 +74,86 @@ func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// readPassword returns the first line of file, or of stdin when file is
-// empty, without its line ending.
-func readPassword(stdin io.Reader, file string) (string, error) {
-	src := stdin
+// readPassword reads the password from the first line of file; else, when
+// stdin is a terminal, by prompting twice on stderr without echo; else from
+// the first line of stdin, without a prompt and reading no further.
+func (a *app) readPassword(cmd *cobra.Command, file string) (string, error) {
 	if file != "" {
 		fh, err := os.Open(file)
 		if err != nil {
-			return "", usageError("console set-password: %v", err)
+			return "", misuse(cmd, err.Error())
 		}
 		defer fh.Close()
-		src = fh
+		return firstLine(cmd, fh)
 	}
-	line, err := bufio.NewReader(src).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("read the password: %w", err)
+	if fd, ok := terminalFd(a.stdin); ok {
+		return a.promptPassword(cmd, fd)
 	}
-	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-	if line == "" {
-		return "", usageError("console set-password: no password given; pipe it on stdin or use --password-file FILE")
+	return firstLine(cmd, a.stdin)
+}
+
+// terminalFd returns the file descriptor of r when r is a terminal.
+func terminalFd(r io.Reader) (int, bool) {
+	f, ok := r.(interface{ Fd() uintptr })
+	if !ok {
+		return 0, false
 	}
-	return line, nil
+	fd := int(f.Fd())
+	return fd, term.IsTerminal(fd)
+}
+
+// promptPassword asks for the password twice on the terminal fd, echoing
+// neither, and refuses two different answers.
+func (a *app) promptPassword(cmd *cobra.Command, fd int) (string, error) {
+	ask := func(prompt string) (string, error) {
+		fmt.Fprint(a.stderr, prompt)
+		b, err := term.ReadPassword(fd)
+		fmt.Fprintln(a.stderr) // the Enter key was not echoed either
+		if err != nil {
+			return "", fmt.Errorf("read the password: %w", err)
+		}
+		return string(b), nil
+	}
+	password, err := ask("New password: ")
+	if err != nil {
+		return "", err
+	}
+	if password == "" {
+		return "", misuse(cmd, "the password is empty")
+	}
+	again, err := ask("Repeat password: ")
+	if err != nil {
+		return "", err
+	}
+	if again != password {
+		return "", errors.New("the two passwords differ; nothing was changed")
+	}
+	return password, nil
+}
+
+// firstLine reads r up to the first line ending, one byte at a time so that
+// nothing after it is consumed, and returns the line without its ending.
+func firstLine(cmd *cobra.Command, r io.Reader) (string, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for {
+		n, err := r.Read(b)
+		if n == 1 {
+			if b[0] == '\n' {
+				break
+			}
+			line = append(line, b[0])
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("read the password: %w", err)
+		}
+	}
+	password := strings.TrimSuffix(string(line), "\r")
+	if password == "" {
+		return "", misuse(cmd, "no password given; pipe it on stdin or use --password-file FILE")
+	}
+	return password, nil
 }

@@ -28,8 +28,13 @@ func newCredentialsCreateCmd(a *app) *cobra.Command {
 		Short: "Create a credential and print its secret once",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if env == "" {
-				return usageError("credentials create: --env is required (sandbox or production)")
+			switch {
+			case env == "":
+				return misuse(cmd, "--env is required (sandbox or production)")
+			case !store.Env(env).Valid():
+				return misuse(cmd, fmt.Sprintf("--env %q: the environment must be sandbox or production", env))
+			case role != store.RolePartner && role != store.RoleAdmin:
+				return misuse(cmd, fmt.Sprintf("--role %q: the role must be partner or admin", role))
 			}
 			return a.withStore(f, false, func(st *store.Store, _ Config) error {
 				c, secret, err := st.CreateCredential(store.Env(env), role, name)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCredentialsCommands(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "complybox.db")
 	out := mustRun(t, "credentials", "create", "--db", db, "--env", "sandbox", "--name", "ci")
 	key := regexp.MustCompile(`(?m)^key\s+(\S+)$`).FindStringSubmatch(out)
@@ -22,7 +23,8 @@ func TestCredentialsCommands(t *testing.T) {
 
 	list := mustRun(t, "credentials", "list", "--db", db)
 	rows := strings.Split(strings.TrimSpace(list), "\n")
-	if len(rows) != 3 || !strings.HasPrefix(rows[0], "KEY") || !strings.Contains(rows[1], key[1]) || !strings.Contains(rows[1], "ci") {
+	// Both were created in the same millisecond or not: find the row by key.
+	if len(rows) != 3 || !strings.HasPrefix(rows[0], "KEY") || !strings.Contains(rowOf(list, key[1]), "ci") {
 		t.Fatalf("credentials list:\n%s", list)
 	}
 	if strings.Contains(list, secret[1]) {
@@ -46,7 +48,7 @@ func TestCredentialsCommands(t *testing.T) {
 		t.Fatalf("revoke printed %q", out)
 	}
 	list = mustRun(t, "credentials", "list", "--db", db)
-	if row := strings.Split(list, "\n")[1]; strings.HasSuffix(strings.TrimSpace(row), "-") {
+	if row := rowOf(list, key[1]); row == "" || strings.HasSuffix(strings.TrimSpace(row), "-") {
 		t.Fatalf("revoked credential listed without a revocation time: %q", row)
 	}
 	s = startServe(t, db)
@@ -55,27 +57,38 @@ func TestCredentialsCommands(t *testing.T) {
 	}
 
 	t.Run("ErrInUse", func(t *testing.T) {
-		_, err := runCmd(t, "credentials", "list", "--db", db)
-		wantErr(t, err, "in use")
+		r := runCmd(t, "credentials", "list", "--db", db)
+		wantErr(t, r.err(), "in use")
 	})
 	t.Run("ErrUsage", func(t *testing.T) {
-		_, err := runCmd(t, "credentials", "create", "--db", db)
-		wantErr(t, err, "--env")
-		if exitCode(err) != 2 {
-			t.Fatalf("exit code %d, want 2", exitCode(err))
+		r := runCmd(t, "credentials", "create", "--db", db)
+		wantErr(t, r.err(), "--env")
+		if r.code != 2 {
+			t.Fatalf("exit code %d, want 2", r.code)
 		}
-		_, err = runCmd(t, "credentials", "revoke", "--db", db)
-		if exitCode(err) != 2 {
-			t.Fatalf("revoke without KEY: %v (exit %d), want a usage error", err, exitCode(err))
+		r = runCmd(t, "credentials", "revoke", "--db", db)
+		if r.code != 2 {
+			t.Fatalf("revoke without KEY: %v (exit %d), want a usage error", r.stderr, r.code)
 		}
 	})
 	s.stop()
 	t.Run("ErrBadValues", func(t *testing.T) {
-		_, err := runCmd(t, "credentials", "create", "--db", db, "--env", "staging")
-		wantErr(t, err, "environment")
-		_, err = runCmd(t, "credentials", "create", "--db", db, "--env", "sandbox", "--role", "root")
-		wantErr(t, err, "role")
-		_, err = runCmd(t, "credentials", "revoke", "--db", db, "sbx_key_nope")
-		wantErr(t, err, "sbx_key_nope")
+		r := runCmd(t, "credentials", "create", "--db", db, "--env", "staging")
+		wantErr(t, r.err(), "environment")
+		r = runCmd(t, "credentials", "create", "--db", db, "--env", "sandbox", "--role", "root")
+		wantErr(t, r.err(), "role")
+		r = runCmd(t, "credentials", "revoke", "--db", db, "sbx_key_nope")
+		wantErr(t, r.err(), "sbx_key_nope")
 	})
+}
+
+// rowOf returns the row of `credentials list` output that starts with key,
+// "" when there is none.
+func rowOf(list, key string) string {
+	for _, row := range strings.Split(list, "\n") {
+		if strings.HasPrefix(row, key+" ") {
+			return row
+		}
+	}
+	return ""
 }

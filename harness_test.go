@@ -132,15 +132,29 @@ type served struct {
 }
 
 // startServe runs `complybox serve --listen 127.0.0.1:0 --db db extra...` in
-// a goroutine and waits until it listens. It is stopped in cleanup.
+// a goroutine with an empty environment and waits until it listens. It is
+// stopped in cleanup.
 func startServe(t *testing.T, db string, extra ...string) *served {
+	t.Helper()
+	return startServeEnv(t, nil, db, extra...)
+}
+
+// startServeEnv is startServe with environ (KEY=VALUE pairs) as the
+// environment.
+func startServeEnv(t *testing.T, environ []string, db string, extra ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newLineWriter()
 	logs := newSyncBuffer()
 	done := make(chan error, 1)
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--db", db}, extra...)
-	go func() { done <- run(ctx, args, out, logs) }()
+	go func() {
+		if code := run(ctx, args, strings.NewReader(""), out, logs, environ); code != 0 {
+			done <- fmt.Errorf("exit code %d", code)
+			return
+		}
+		done <- nil
+	}()
 	s := &served{banner: readBanner(t, out.lines, done), logs: logs}
 	var once sync.Once
 	var result error
@@ -198,22 +212,46 @@ func call(t *testing.T, method, url, key, secret string, body any) (int, []byte)
 	return resp.StatusCode, b
 }
 
-// runCmd runs the command line in this process and returns stdout.
-func runCmd(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	err := run(context.Background(), args, &out, &errOut)
-	return out.String(), err
+// result is what one run of the command line left: its output, its error
+// output and its exit code.
+type result struct {
+	stdout, stderr string
+	code           int
 }
 
-// mustRun is runCmd that fails the test on error.
+// err is nil after exit code 0, else an error whose text is the error
+// output, for wantErr.
+func (r result) err() error {
+	if r.code == 0 {
+		return nil
+	}
+	return fmt.Errorf("exit code %d: %s", r.code, strings.TrimSpace(r.stderr))
+}
+
+// runCmd runs the command line in this process through run, with an empty
+// stdin and an empty environment.
+func runCmd(t *testing.T, args ...string) result {
+	t.Helper()
+	return runWith(t, "", nil, args...)
+}
+
+// runWith runs the command line in this process through run, with stdin and
+// environ (KEY=VALUE pairs).
+func runWith(t *testing.T, stdin string, environ []string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut, environ)
+	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+}
+
+// mustRun is runCmd that fails the test unless the exit code is 0.
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := runCmd(t, args...)
-	if err != nil {
-		t.Fatalf("complybox %s: %v", strings.Join(args, " "), err)
+	r := runCmd(t, args...)
+	if r.code != 0 {
+		t.Fatalf("complybox %s: exit code %d\n%s", strings.Join(args, " "), r.code, r.stderr)
 	}
-	return out
+	return r.stdout
 }
 
 // buildBinary builds complybox into a temporary directory.

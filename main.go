@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -23,30 +25,35 @@ func main() {
 		<-ctx.Done()
 		stop() // a second signal during shutdown kills the process at once
 	}()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "complybox:", err)
-		os.Exit(exitCode(err))
-	}
+	os.Exit(code)
 }
 
-// run runs the complybox command line with args (without the program name).
-// Cancelling ctx stops a running server gracefully.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	a := &app{stdin: os.Stdin, stderr: stderr, environ: os.Environ()}
+// run runs the complybox command line with args (without the program name),
+// reading stdin and taking COMPLYBOX_* overrides from environ (KEY=VALUE
+// pairs), and returns the exit code: 0, 2 for a usage error, 1 for any other
+// failure, which it prints to stderr as "complybox: <message>". Cancelling
+// ctx stops a running server gracefully.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	a := &app{stdin: stdin, stderr: stderr, environ: environ}
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	root.SetIn(a.stdin)
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	return root.ExecuteContext(ctx)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "complybox:", errorMessage(err))
+	return exitCode(err)
 }
 
 // app is what the commands share: the process's streams and environment.
 type app struct {
 	stdin   io.Reader
-	stderr  io.Writer // logs
+	stderr  io.Writer // logs, prompts
 	environ []string  // KEY=VALUE, for COMPLYBOX_* overrides
 }
 
@@ -64,7 +71,7 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error of run to the process exit code: the code it
+// exitCode maps an error of a command to the process exit code: the code it
 // carries, else 1.
 func exitCode(err error) int {
 	var e *exitError
@@ -74,12 +81,43 @@ func exitCode(err error) int {
 	return 1
 }
 
+// errorMessage is err for a person at a terminal: a store error reads as its
+// message and the field it names, without the API's machine code
+// ("validation_failed: …"), wherever it sits in the chain.
+func errorMessage(err error) string {
+	msg := err.Error()
+	var se *store.Error
+	if errors.As(err, &se) {
+		human := se.Message
+		if se.Field != "" {
+			human += " (field " + se.Field + ")"
+		}
+		msg = strings.Replace(msg, se.Error(), human, 1)
+	}
+	return msg
+}
+
+// name is cmd's path without the program name ("credentials revoke"), the
+// prefix of its messages; "" for the root command.
+func name(cmd *cobra.Command) string {
+	return strings.TrimPrefix(strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()), " ")
+}
+
+// misuse returns a usage error about cmd: "<name>: <problem>; see <path>
+// --help".
+func misuse(cmd *cobra.Command, problem string) error {
+	if n := name(cmd); n != "" {
+		problem = n + ": " + problem
+	}
+	return usageError("%s; see %s --help", problem, cmd.CommandPath())
+}
+
 // args returns a cobra argument check for between lo and hi arguments whose
 // failure is a usage error.
 func args(lo, hi int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if len(a) < lo || len(a) > hi {
-			return usageError("%s: expected %s; see %s --help", cmd.CommandPath(), names, cmd.CommandPath())
+			return misuse(cmd, "expected "+names)
 		}
 		return nil
 	}
@@ -90,7 +128,7 @@ func args(lo, hi int, names string) cobra.PositionalArgs {
 func group(cmd *cobra.Command) *cobra.Command {
 	cmd.Args = func(c *cobra.Command, a []string) error {
 		if len(a) > 0 {
-			return usageError("unknown command %q for %q; see %s --help", a[0], c.CommandPath(), c.CommandPath())
+			return misuse(c, fmt.Sprintf("unknown command %q", a[0]))
 		}
 		return nil
 	}
@@ -109,8 +147,9 @@ func newRootCmd(a *app) *cobra.Command {
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%v; see %s --help", err, c.CommandPath())
+		return misuse(c, err.Error())
 	})
+	root.SetHelpCommand(newHelpCmd())
 	root.AddCommand(
 		newServeCmd(a),
 		newCredentialsCmd(a),
@@ -121,6 +160,22 @@ func newRootCmd(a *app) *cobra.Command {
 		newVersionCmd(),
 	)
 	return root
+}
+
+// newHelpCmd builds `complybox help [COMMAND]`: cobra's help, except that an
+// unknown command is a usage error rather than a message and exit 0.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(cmd *cobra.Command, topic []string) error {
+			target, rest, err := cmd.Root().Find(topic)
+			if err != nil || target == nil || len(rest) > 0 {
+				return misuse(cmd, fmt.Sprintf("unknown help topic %q", strings.Join(topic, " ")))
+			}
+			return target.Help()
+		},
+	}
 }
 
 // addConfigFlags registers --config and --db on cmd.
@@ -142,7 +197,9 @@ func (a *app) withStore(f configFlags, mustExist bool, fn func(st *store.Store, 
 		logger.Warn(w)
 	}
 	if mustExist {
-		if _, err := os.Stat(cfg.DB); err != nil {
+		if _, err := os.Stat(cfg.DB); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the db file %s does not exist", cfg.DB)
+		} else if err != nil {
 			return err
 		}
 	}

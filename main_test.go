@@ -1,20 +1,85 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/complybox/complybox/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"nosuchcommand"}, {"credentials", "rotate"}, {"serve", "--bogus"}, {"version", "extra"}} {
-		_, err := runCmd(t, args...)
-		if exitCode(err) != 2 {
-			t.Errorf("complybox %q: %v (exit %d), want a usage error (2)", args, err, exitCode(err))
+		r := runCmd(t, args...)
+		if r.code != 2 {
+			t.Errorf("complybox %q: %v (exit %d), want a usage error (2)", args, r.stderr, r.code)
+		}
+	}
+}
+
+// TestErrorOutput checks what a failed command prints and its exit code:
+// "complybox: " once, then the human message without the API's machine code
+// (the field named when there is one); 2 for a usage error, 1 otherwise.
+func TestErrorOutput(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "complybox.db")
+	mustRun(t, "credentials", "create", "--db", db, "--env", "sandbox")
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"nosuch"}, 2, `unknown command "nosuch"; see complybox --help`},
+		{[]string{"credentials", "rotate"}, 2, `credentials: unknown command "rotate"; see complybox credentials --help`},
+		{[]string{"help", "nosuch"}, 2, `help: unknown help topic "nosuch"; see complybox help --help`},
+		{[]string{"serve", "--bogus"}, 2, "serve: unknown flag: --bogus; see complybox serve --help"},
+		{[]string{"--bogus"}, 2, "unknown flag: --bogus; see complybox --help"},
+		{[]string{"version", "extra"}, 2, "version: expected no arguments; see complybox version --help"},
+		{[]string{"credentials", "revoke", "--db", db}, 2,
+			"credentials revoke: expected one credential KEY; see complybox credentials revoke --help"},
+		{[]string{"credentials", "create", "--db", db, "--env", "staging"}, 2,
+			`credentials create: --env "staging": the environment must be sandbox or production; see complybox credentials create --help`},
+		{[]string{"credentials", "create", "--db", db, "--env", "sandbox", "--role", "root"}, 2,
+			`credentials create: --role "root": the role must be partner or admin; see complybox credentials create --help`},
+		{[]string{"credentials", "revoke", "--db", db, "sbx_key_nope"}, 1, `credential "sbx_key_nope" not found`},
+		{[]string{"console", "set-password", "--db", db, "short"}, 1,
+			"the console password must have at least 8 characters (field password)"},
+		{[]string{"backup", "--db", missing, "out.db"}, 1, "the db file " + missing + " does not exist"},
+	} {
+		r := runCmd(t, tc.args...)
+		if r.code != tc.code || r.stderr != "complybox: "+tc.stderr+"\n" {
+			t.Errorf("complybox %s: exit code %d, stderr %q; want %d, %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, "complybox: "+tc.stderr+"\n")
+		}
+	}
+}
+
+// TestErrorMessage: a store error anywhere in the chain reads as its
+// message and field, without its machine code.
+func TestErrorMessage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{store.Invalid("role", "role must be partner or admin"), "role must be partner or admin (field role)"},
+		{fmt.Errorf("config: credentials[1]: %w", store.Invalid("role", "role must be partner or admin")),
+			"config: credentials[1]: role must be partner or admin (field role)"},
+		{store.NotFound("credential", "k"), `credential "k" not found`},
+		{misuse(&cobra.Command{Use: "x"}, "no"), "no; see x --help"},
+		{errors.New("listen: address in use"), "listen: address in use"},
+	} {
+		if got := errorMessage(tc.err); got != tc.want {
+			t.Errorf("errorMessage(%q) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }
@@ -22,6 +87,7 @@ func TestUsage(t *testing.T) {
 // TestGolden compares version-free CLI output with testdata/*.golden; run
 // `go test -run TestGolden -update` to rewrite them.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "empty.db")
 	for _, tc := range []struct {
 		name string

@@ -21,6 +21,7 @@ import (
 )
 
 func TestServe(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "complybox.db")
 	s := startServe(t, db)
 	if s.Key == "" || s.Secret == "" {
@@ -90,6 +91,7 @@ func TestServe(t *testing.T) {
 // TestGracefulShutdown checks that a request in flight when the server is
 // told to stop still gets its answer, and that run then returns nil.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
 	// With Expect: 100-continue the client sends the body only once the
 	// handler reads it, so "100 Continue" proves the request is in flight.
@@ -156,13 +158,17 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 }
 
-// TestServeEnvironment sets COMPLYBOX_ variables for the process, so it does
-// not run in parallel.
+// TestServeEnvironment hands run COMPLYBOX_ variables of its own: they set
+// keys, and one that names no key is a warning.
 func TestServeEnvironment(t *testing.T) {
-	t.Setenv("COMPLYBOX_PUBLIC_URL", "https://kyc.example.com")
-	t.Setenv("COMPLYBOX_LOG_FORMAT", "json")
-	t.Setenv("COMPLYBOX_DISPATCH_POLL", "1s")
-	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
+	t.Parallel()
+	environ := []string{
+		"COMPLYBOX_PUBLIC_URL=https://kyc.example.com",
+		"COMPLYBOX_LOG_FORMAT=json",
+		"COMPLYBOX_DISPATCH_POLL=1s",
+		"PATH=/usr/bin",
+	}
+	s := startServeEnv(t, environ, filepath.Join(t.TempDir(), "complybox.db"))
 	if status, _ := call(t, "GET", s.URL+"/healthz", "", "", nil); status != 200 {
 		t.Fatalf("healthz: %d", status)
 	}
@@ -188,28 +194,33 @@ func TestServeEnvironment(t *testing.T) {
 }
 
 func TestServeErrors(t *testing.T) {
+	t.Parallel()
 	t.Run("DBInUse", func(t *testing.T) {
+		t.Parallel()
 		db := filepath.Join(t.TempDir(), "complybox.db")
 		startServe(t, db)
-		_, err := runCmd(t, "serve", "--listen", "127.0.0.1:0", "--db", db)
-		wantErr(t, err, "in use")
+		r := runCmd(t, "serve", "--listen", "127.0.0.1:0", "--db", db)
+		wantErr(t, r.err(), "in use")
 	})
 	t.Run("ListenTaken", func(t *testing.T) {
+		t.Parallel()
 		s := startServe(t, filepath.Join(t.TempDir(), "a.db"))
 		addr := strings.TrimPrefix(s.URL, "http://")
-		_, err := runCmd(t, "serve", "--listen", addr, "--db", filepath.Join(t.TempDir(), "b.db"))
-		wantErr(t, err, "listen")
+		r := runCmd(t, "serve", "--listen", addr, "--db", filepath.Join(t.TempDir(), "b.db"))
+		wantErr(t, r.err(), "listen")
 	})
 	t.Run("BadConfig", func(t *testing.T) {
-		_, err := runCmd(t, "serve", "--config", writeConfig(t, "[dispatch]\nmax_attempts = 0\n"), "--db", filepath.Join(t.TempDir(), "c.db"))
-		wantErr(t, err, "dispatch.max_attempts")
-		if exitCode(err) != 1 {
-			t.Errorf("exit code %d, want 1", exitCode(err))
+		t.Parallel()
+		r := runCmd(t, "serve", "--config", writeConfig(t, "[dispatch]\nmax_attempts = 0\n"), "--db", filepath.Join(t.TempDir(), "c.db"))
+		wantErr(t, r.err(), "dispatch.max_attempts")
+		if r.code != 1 {
+			t.Errorf("exit code %d, want 1", r.code)
 		}
 	})
 }
 
 func TestServeConfigCredentials(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeConfig(t, `
 [[credentials]]
@@ -271,6 +282,7 @@ func assertCredentials(t *testing.T, db string, keys ...string) []store.Credenti
 // TestKill9 kills a server with SIGKILL while its webhook receiver is down
 // and checks that the restarted server delivers every acknowledged event.
 func TestKill9(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	db := filepath.Join(t.TempDir(), "complybox.db")
 	env := []string{
@@ -380,6 +392,7 @@ func TestKill9(t *testing.T) {
 // TestServeLogsConsoleURL: serve's start-up log names the console's
 // address, so an operator knows where to log in.
 func TestServeLogsConsoleURL(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
 	s.logs.waitFor(t, "consoleUrl="+s.banner.URL+"/console")
 }

@@ -13,6 +13,7 @@ import (
 )
 
 func TestVerifySignatureCommand(t *testing.T) {
+	t.Parallel()
 	secret := "dGhpcyBpcyBhIDMyIGJ5dGUgc2lnbmluZyBzZWNyZXQ="
 	body := []byte(`{"id":"7c9e6679-7425-40de-944b-e07fc1f90ae7","eventType":"webhook.test"}`)
 	file := filepath.Join(t.TempDir(), "body.json")
@@ -32,9 +33,9 @@ func TestVerifySignatureCommand(t *testing.T) {
 			{"--secret", secret, "--signature", strings.Repeat("0", 64), file},
 			{"--secret", secret, "--signature", "not-hex", file},
 		} {
-			_, err := runCmd(t, append([]string{"verify-signature"}, args...)...)
-			if exitCode(err) != 1 {
-				t.Fatalf("%q: %v (exit %d), want exit 1", args, err, exitCode(err))
+			r := runCmd(t, append([]string{"verify-signature"}, args...)...)
+			if r.code != 1 {
+				t.Fatalf("%q: %v (exit %d), want exit 1", args, r.stderr, r.code)
 			}
 		}
 	})
@@ -48,24 +49,24 @@ func TestVerifySignatureCommand(t *testing.T) {
 			{"--signature", std, "--id", id, "--timestamp", "1795000001"},
 			{"--signature", "v1,bm9wZQ==", "--id", id, "--timestamp", stamp},
 		} {
-			_, err := runCmd(t, append(append([]string{"verify-signature", "--secret", secret}, args...), file)...)
-			if exitCode(err) != 1 {
-				t.Fatalf("%q: %v, want exit 1", args, err)
+			r := runCmd(t, append(append([]string{"verify-signature", "--secret", secret}, args...), file)...)
+			if r.code != 1 {
+				t.Fatalf("%q: %v, want exit 1", args, r.err())
 			}
 		}
-		_, err := runCmd(t, "verify-signature", "--secret", secret, "--signature", std, file)
-		if exitCode(err) != 2 {
-			t.Fatalf("v1 signature without --id: %v, want a usage error", err)
+		r := runCmd(t, "verify-signature", "--secret", secret, "--signature", std, file)
+		if r.code != 2 {
+			t.Fatalf("v1 signature without --id: %v, want a usage error", r.err())
 		}
 	})
 	t.Run("ErrUsage", func(t *testing.T) {
-		_, err := runCmd(t, "verify-signature", "--signature", sig, file)
-		if exitCode(err) != 2 {
-			t.Fatalf("without --secret: %v (exit %d), want 2", err, exitCode(err))
+		r := runCmd(t, "verify-signature", "--signature", sig, file)
+		if r.code != 2 {
+			t.Fatalf("without --secret: %v (exit %d), want 2", r.stderr, r.code)
 		}
-		_, err = runCmd(t, "verify-signature", "--secret", secret, "--signature", sig, "--nope")
-		if exitCode(err) != 2 {
-			t.Fatalf("unknown flag: %v (exit %d), want 2", err, exitCode(err))
+		r = runCmd(t, "verify-signature", "--secret", secret, "--signature", sig, "--nope")
+		if r.code != 2 {
+			t.Fatalf("unknown flag: %v (exit %d), want 2", r.stderr, r.code)
 		}
 	})
 	t.Run("Binary", func(t *testing.T) {
