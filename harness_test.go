@@ -88,15 +88,12 @@ type banner struct {
 	Lines  []string // every line up to the listening line
 }
 
-var (
-	reListening = regexp.MustCompile(`^complybox listening on (http://\S+)$`)
-	reKey       = regexp.MustCompile(`X-Api-Key:\s+(\S+)`)
-	reSecret    = regexp.MustCompile(`X-Api-Secret:\s+(\S+)`)
-)
-
 // readBanner reads lines until the listening line, within 20 s.
 func readBanner(t *testing.T, lines <-chan string, failed <-chan error) banner {
 	t.Helper()
+	reListening := regexp.MustCompile(`^complybox listening on (http://\S+)$`)
+	reKey := regexp.MustCompile(`X-Api-Key:\s+(\S+)`)
+	reSecret := regexp.MustCompile(`X-Api-Secret:\s+(\S+)`)
 	var b banner
 	deadline := time.After(20 * time.Second)
 	for {
