@@ -1,17 +1,11 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
-
-	"github.com/complybox/complybox/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -59,27 +53,6 @@ func TestErrorOutput(t *testing.T) {
 		r := runCmd(t, tc.args...)
 		if r.code != tc.code || r.stderr != "complybox: "+tc.stderr+"\n" {
 			t.Errorf("complybox %s: exit code %d, stderr %q; want %d, %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, "complybox: "+tc.stderr+"\n")
-		}
-	}
-}
-
-// TestErrorMessage: a store error anywhere in the chain reads as its
-// message and field, without its machine code.
-func TestErrorMessage(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{store.Invalid("role", "role must be partner or admin"), "role must be partner or admin (field role)"},
-		{fmt.Errorf("config: credentials[1]: %w", store.Invalid("role", "role must be partner or admin")),
-			"config: credentials[1]: role must be partner or admin (field role)"},
-		{store.NotFound("credential", "k"), `credential "k" not found`},
-		{misuse(&cobra.Command{Use: "x"}, "no"), "no; see x --help"},
-		{errors.New("listen: address in use"), "listen: address in use"},
-	} {
-		if got := errorMessage(tc.err); got != tc.want {
-			t.Errorf("errorMessage(%q) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }
