@@ -230,14 +230,12 @@ func (c *Config) envKeys() []envKey {
 	return keys
 }
 
-var durationType = reflect.TypeFor[Duration]()
-
 func isScalar(f reflect.Value) bool {
 	switch f.Kind() {
 	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64:
 		return true
 	case reflect.Slice:
-		return f.Type().Elem() == durationType // retry_delays: a comma-separated list
+		return f.Type().Elem() == reflect.TypeFor[Duration]() // retry_delays: a comma-separated list
 	}
 	return false
 }
@@ -277,7 +275,7 @@ func (c *Config) applyEnv(environ []string) ([]string, error) {
 func setFromString(f reflect.Value, s string) error {
 	s = strings.TrimSpace(s)
 	switch {
-	case f.Type() == durationType:
+	case f.Type() == reflect.TypeFor[Duration]():
 		var d Duration
 		if err := d.UnmarshalText([]byte(s)); err != nil {
 			return err

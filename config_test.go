@@ -36,6 +36,7 @@ func wantErr(t *testing.T, err error, parts ...string) {
 }
 
 func TestExampleConfig(t *testing.T) {
+	t.Parallel()
 	t.Run("EqualsDefaults", func(t *testing.T) {
 		cfg, warnings, err := loadConfig(configFlags{path: "config.example.toml"}, nil)
 		if err != nil {
@@ -103,6 +104,7 @@ func TestExampleConfig(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
+	t.Parallel()
 	t.Run("NoFileIsDefaults", func(t *testing.T) {
 		cfg, _, err := loadConfig(configFlags{}, nil)
 		if err != nil {
@@ -246,6 +248,7 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, file, key string
 	}{
@@ -315,6 +318,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestPublicURLFor(t *testing.T) {
+	t.Parallel()
 	addr := func(s string) net.Addr {
 		a, err := net.ResolveTCPAddr("tcp", s)
 		if err != nil {
@@ -337,6 +341,7 @@ func TestPublicURLFor(t *testing.T) {
 }
 
 func TestREADMEDocumentsEveryKey(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)

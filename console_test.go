@@ -12,20 +12,6 @@ import (
 	"github.com/complybox/complybox/store"
 )
 
-// runWithStdin runs the command line with stdin as the process's input.
-func runWithStdin(t *testing.T, stdin string, args ...string) (string, error) {
-	t.Helper()
-	a := &app{stdin: strings.NewReader(stdin), stderr: io.Discard}
-	root := newRootCmd(a)
-	var out bytes.Buffer
-	root.SetArgs(args)
-	root.SetIn(a.stdin)
-	root.SetOut(&out)
-	root.SetErr(io.Discard)
-	err := root.ExecuteContext(context.Background())
-	return out.String(), err
-}
-
 // consoleLogin opens the db and tries password, returning the error.
 func consoleLogin(t *testing.T, db, password string) error {
 	t.Helper()
@@ -39,21 +25,37 @@ func consoleLogin(t *testing.T, db, password string) error {
 }
 
 func TestConsoleSetPassword(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "complybox.db")
 
 	t.Run("Stdin", func(t *testing.T) {
-		out, err := runWithStdin(t, "from stdin 123\nignored second line\n", "console", "set-password", "--db", db)
-		if err != nil {
-			t.Fatal(err)
+		r := runWith(t, "from stdin 123\nignored second line\n", nil, "console", "set-password", "--db", db)
+		if r.code != 0 {
+			t.Fatal(r.err())
 		}
-		if !strings.Contains(out, "Console password set") {
-			t.Fatalf("output %q", out)
+		if !strings.Contains(r.stdout, "Console password set") {
+			t.Fatalf("output %q", r.stdout)
 		}
 		if err := consoleLogin(t, db, "from stdin 123"); err != nil {
 			t.Fatalf("login with the new password: %v", err)
 		}
 		if err := consoleLogin(t, db, "from stdin 1234"); store.ErrorCode(err) != store.EUNAUTHORIZED {
 			t.Fatalf("login with another password: %v", err)
+		}
+	})
+
+	t.Run("PipeReadsOneLine", func(t *testing.T) {
+		stdin := strings.NewReader("exactly one line\nleft for the next reader\n")
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"console", "set-password", "--db", db}, stdin, &out, &errOut, nil)
+		if code != 0 || errOut.String() != "" {
+			t.Fatalf("exit code %d, stderr %q; want 0 and no prompt", code, errOut.String())
+		}
+		if rest, _ := io.ReadAll(stdin); string(rest) != "left for the next reader\n" {
+			t.Fatalf("set-password read past its line: %q left", rest)
+		}
+		if err := consoleLogin(t, db, "exactly one line"); err != nil {
+			t.Fatalf("login with the piped password: %v", err)
 		}
 	})
 
@@ -72,16 +74,16 @@ func TestConsoleSetPassword(t *testing.T) {
 	})
 
 	t.Run("ErrTooShort", func(t *testing.T) {
-		_, err := runWithStdin(t, "short\n", "console", "set-password", "--db", db)
-		if err == nil || !strings.Contains(err.Error(), "at least 8") || exitCode(err) != 1 {
-			t.Fatalf("short password: %v (exit %d)", err, exitCode(err))
+		r := runWith(t, "short\n", nil, "console", "set-password", "--db", db)
+		if r.code != 1 || !strings.Contains(r.stderr, "at least 8") {
+			t.Fatalf("short password: %s (exit %d)", r.stderr, r.code)
 		}
 	})
 
 	t.Run("ErrEmpty", func(t *testing.T) {
-		_, err := runWithStdin(t, "", "console", "set-password", "--db", db)
-		if err == nil || exitCode(err) != 2 {
-			t.Fatalf("empty stdin: %v (exit %d)", err, exitCode(err))
+		r := runWith(t, "", nil, "console", "set-password", "--db", db)
+		if r.code != 2 {
+			t.Fatalf("empty stdin: %s (exit %d)", r.stderr, r.code)
 		}
 	})
 
@@ -100,16 +102,9 @@ func TestConsoleSetPassword(t *testing.T) {
 	})
 
 	t.Run("ErrTwoWays", func(t *testing.T) {
-		_, err := runWithStdin(t, "", "console", "set-password", "--db", db, "--password", "one password", "another one")
-		if err == nil || exitCode(err) != 2 {
-			t.Fatalf("two passwords: %v (exit %d)", err, exitCode(err))
+		r := runWith(t, "", nil, "console", "set-password", "--db", db, "--password", "one password", "another one")
+		if r.code != 2 {
+			t.Fatalf("two passwords: %s (exit %d)", r.stderr, r.code)
 		}
 	})
-}
-
-// TestServeLogsConsoleURL: serve's start-up log names the console's
-// address, so an operator knows where to log in.
-func TestServeLogsConsoleURL(t *testing.T) {
-	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
-	s.logs.waitFor(t, "consoleUrl="+s.banner.URL+"/console")
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestCredentialsCommands(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "complybox.db")
+	out := mustRun(t, "credentials", "create", "--db", db, "--env", "sandbox", "--name", "ci")
+	key := regexp.MustCompile(`(?m)^key\s+(\S+)$`).FindStringSubmatch(out)
+	secret := regexp.MustCompile(`(?m)^secret\s+(\S+)$`).FindStringSubmatch(out)
+	if key == nil || secret == nil || !strings.HasPrefix(key[1], "sbx_key_") {
+		t.Fatalf("credentials create printed:\n%s", out)
+	}
+	adminOut := mustRun(t, "credentials", "create", "--db", db, "--env", "production", "--role", "admin")
+	if !strings.Contains(adminOut, "prd_key_") || !regexp.MustCompile(`(?m)^role\s+admin$`).MatchString(adminOut) {
+		t.Fatalf("credentials create --role admin printed:\n%s", adminOut)
+	}
+
+	list := mustRun(t, "credentials", "list", "--db", db)
+	rows := strings.Split(strings.TrimSpace(list), "\n")
+	// Both were created in the same millisecond or not: find the row by key.
+	if len(rows) != 3 || !strings.HasPrefix(rows[0], "KEY") || !strings.Contains(rowOf(list, key[1]), "ci") {
+		t.Fatalf("credentials list:\n%s", list)
+	}
+	if strings.Contains(list, secret[1]) {
+		t.Fatal("credentials list shows a secret")
+	}
+
+	// The credential works against a server on that db...
+	s := startServe(t, db)
+	if s.Key != "" {
+		t.Fatalf("first-run credential printed although the db holds some")
+	}
+	if status, body := call(t, "GET", s.URL+"/webhooks/outbound", key[1], secret[1], nil); status != 200 {
+		t.Fatalf("created credential: %d %s", status, body)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// ...and gets 401 once revoked.
+	if out := mustRun(t, "credentials", "revoke", "--db", db, key[1]); !strings.Contains(out, "revoked "+key[1]) {
+		t.Fatalf("revoke printed %q", out)
+	}
+	list = mustRun(t, "credentials", "list", "--db", db)
+	if row := rowOf(list, key[1]); row == "" || strings.HasSuffix(strings.TrimSpace(row), "-") {
+		t.Fatalf("revoked credential listed without a revocation time: %q", row)
+	}
+	s = startServe(t, db)
+	if status, _ := call(t, "GET", s.URL+"/webhooks/outbound", key[1], secret[1], nil); status != 401 {
+		t.Fatalf("revoked credential: status %d, want 401", status)
+	}
+
+	t.Run("ErrInUse", func(t *testing.T) {
+		r := runCmd(t, "credentials", "list", "--db", db)
+		wantErr(t, r.err(), "in use")
+	})
+	t.Run("ErrUsage", func(t *testing.T) {
+		r := runCmd(t, "credentials", "create", "--db", db)
+		wantErr(t, r.err(), "--env")
+		if r.code != 2 {
+			t.Fatalf("exit code %d, want 2", r.code)
+		}
+		r = runCmd(t, "credentials", "revoke", "--db", db)
+		if r.code != 2 {
+			t.Fatalf("revoke without KEY: %v (exit %d), want a usage error", r.stderr, r.code)
+		}
+	})
+	s.stop()
+	t.Run("ErrBadValues", func(t *testing.T) {
+		r := runCmd(t, "credentials", "create", "--db", db, "--env", "staging")
+		wantErr(t, r.err(), "environment")
+		r = runCmd(t, "credentials", "create", "--db", db, "--env", "sandbox", "--role", "root")
+		wantErr(t, r.err(), "role")
+		r = runCmd(t, "credentials", "revoke", "--db", db, "sbx_key_nope")
+		wantErr(t, r.err(), "sbx_key_nope")
+	})
+}
+
+// rowOf returns the row of `credentials list` output that starts with key,
+// "" when there is none.
+func rowOf(list, key string) string {
+	for _, row := range strings.Split(list, "\n") {
+		if strings.HasPrefix(row, key+" ") {
+			return row
+		}
+	}
+	return ""
+}

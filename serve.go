@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/complybox/complybox/dispatch"
+	"github.com/complybox/complybox/server"
+	"github.com/complybox/complybox/store"
+)
+
+func newServeCmd(a *app) *cobra.Command {
+	var f configFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the API, the webhook dispatcher and the sandbox simulators",
+		Long: "serve runs the API, the webhook dispatcher and the sandbox simulators in one\n" +
+			"process. Precedence: flags > COMPLYBOX_* environment variables > config file >\n" +
+			"built-in defaults. SIGINT or SIGTERM stops it gracefully.",
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, warnings, err := loadConfig(f, a.environ)
+			if err != nil {
+				return err
+			}
+			logger := newLogger(cfg.Log, a.stderr)
+			for _, w := range warnings {
+				logger.Warn(w)
+			}
+			return serve(cmd.Context(), cfg, logger, cmd.OutOrStdout())
+		},
+	}
+	addConfigFlags(cmd, &f)
+	cmd.Flags().StringVar(&f.listen, "listen", "", "`ADDR` to listen on, host:port (overrides listen; default 127.0.0.1:8080)")
+	return cmd
+}
+
+// Shutdown bounds.
+const (
+	shutdownTimeout = 10 * time.Second // in-flight HTTP requests
+	readyTimeout    = 5 * time.Second  // the dispatcher's start
+)
+
+// serve runs complybox until ctx is done, then shuts down gracefully: it
+// stops accepting, lets in-flight requests finish (bounded), stops the
+// dispatcher after its in-flight attempts (bounded) and closes the db.
+func serve(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return serveOn(ctx, ln, cfg, logger, stdout)
+}
+
+// serveOn is serve on a listener already bound; it closes ln.
+func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logger, stdout io.Writer) (err error) {
+	defer ln.Close()
+	publicURL := cfg.publicURLFor(ln.Addr())
+
+	st, err := store.Open(cfg.DB, store.Options{Logger: logger, Settings: cfg.settings(publicURL)})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close db: %w", cerr)
+		}
+	}()
+	if err := applyCredentials(st, cfg.Credentials, stdout); err != nil {
+		return err
+	}
+	generated, err := st.InitCallback()
+	if err != nil {
+		return fmt.Errorf("kyc callback: %w", err)
+	}
+	if generated != "" {
+		fmt.Fprintf(stdout, "KYC callback signing secret (generated, shown once): %s\n", generated)
+	}
+
+	ver := readVersion()
+	disp := dispatch.New(st, cfg.dispatchConfig(ver.version), logger)
+	dispCtx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
+	dispDone := make(chan struct{})
+	go func() {
+		defer close(dispDone)
+		if err := disp.Run(dispCtx); err != nil {
+			logger.Error("dispatcher stopped", "err", err)
+		}
+	}()
+	defer func() {
+		stopDispatch()
+		<-dispDone
+	}()
+
+	srv := &http.Server{
+		Handler:           server.New(st, disp, server.Config{PublicURL: publicURL, Version: ver.version}, logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // 25 MiB uploads on a slow link
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	if err := waitRunning(ctx, disp); err != nil {
+		srv.Close()
+		return err
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "publicUrl", publicURL, "consoleUrl", publicURL+"/console", "db", cfg.DB, "version", ver.version)
+	fmt.Fprintf(stdout, "complybox listening on http://%s\n", ln.Addr())
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("shutdown: closing connections still open", "err", err)
+		srv.Close()
+	}
+	return nil
+}
+
+// waitRunning waits until the dispatcher's loop runs, so that the server is
+// healthy when it says it listens.
+func waitRunning(ctx context.Context, d *dispatch.Dispatcher) error {
+	deadline := time.Now().Add(readyTimeout)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !d.Running() {
+		if time.Now().After(deadline) {
+			return errors.New("the dispatcher did not start")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// applyCredentials stores the configured credentials. When there are none and
+// the db holds none, it creates a sandbox partner credential and prints it
+// once, so a newcomer can call the API at once.
+func applyCredentials(st *store.Store, creds []CredentialConfig, stdout io.Writer) error {
+	for i, c := range creds {
+		env := store.Env(c.Environment)
+		if env == "" {
+			env = store.Sandbox
+		}
+		if err := st.EnsureCredential(c.Key, c.Secret, env, c.Role, c.Name); err != nil {
+			return fmt.Errorf("config: credentials[%d]: %w", i, err)
+		}
+	}
+	if len(creds) > 0 {
+		return nil
+	}
+	existing, err := st.Credentials()
+	if err != nil {
+		return err
+	}
+	if len(existing) > 0 {
+		return nil
+	}
+	c, secret, err := st.CreateCredential(store.Sandbox, store.RolePartner, "first-run")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Created a sandbox API credential (shown once; only its hash is stored):\n"+
+		"  X-Api-Key:    %s\n  X-Api-Secret: %s\n", c.Key, secret)
+	return nil
+}
