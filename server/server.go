@@ -83,7 +83,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := r.Header.Get("X-Request-Id")
 	if !validRequestID(id) {
-		id = uuid.NewString()
+		id = uuid.Must(uuid.NewV7()).String()
 	}
 	w.Header().Set("X-Request-Id", id)
 	method := r.Method

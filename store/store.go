@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -65,6 +66,8 @@ type Store struct {
 	waiters []func() // called after a commit that enqueued work
 
 	creds credentialCache // Authenticate's cache of stored credentials
+
+	listDecodes atomic.Int64 // records decoded by lists; tests read it (export_test.go)
 }
 
 // Open opens (creating if needed) the db at path and prepares its buckets.
@@ -95,6 +98,10 @@ func Open(path string, opt Options) (*Store, error) {
 	if err := db.Update(func(tx *bolt.Tx) error { return initBuckets(tx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: upgrade: %w", path, err)
 	}
 	if err := s.update(func(t *txn) error { return t.seed() }); err != nil {
 		db.Close()
@@ -159,6 +166,8 @@ type txn struct {
 	now   time.Time // fixed for the whole operation
 	woken bool      // an event was enqueued or work scheduled
 
+	indexed map[string][]fkey // filter-index keys written by this operation, by env | list | seq (list_filter.go)
+
 	retag func(*HistoryEntry) // hosted-UI hook (hostedui_forms.go): rewrites the entries this operation appends
 }
 
@@ -212,6 +221,7 @@ func envBuckets() []string {
 		"events",           // sequence -> envelope bytes
 		"deliveries",       // delivery id -> delivery
 		"deliveries_idx",   // seq -> delivery id (newest last)
+		"deliveries_by",    // filter index: field | len | value | seq (list_filter.go)
 		"history",          // subject id | seq -> history entry
 		"idempotency",      // route | key -> first response
 		"ratelimits",       // limit key -> sliding window
@@ -221,19 +231,23 @@ func envBuckets() []string {
 		"vaults_idx",       // seq -> vault id
 		"wallets",          // wallet id -> wallet
 		"wallets_idx",      // seq -> wallet id
+		"wallets_by",       // filter index: field | len | value | seq (list_filter.go)
 		"addresses",        // deposit address -> wallet id
 		"transactions",     // transaction id -> seq | its bookkeeping
 		"transactions_idx", // seq -> transaction record (creation order)
+		"transactions_by",  // filter index: field | len | value | seq (list_filter.go)
 		"balances",         // wallet id -> balance
 		"levels",           // level name -> level
 		"applicants",       // externalUserId -> applicant
 		"applicants_idx",   // seq -> externalUserId
+		"applicants_by",    // filter index: field | len | value | seq (list_filter.go)
 		"applicant_ids",    // applicant id -> externalUserId
 		"applicant_views",  // externalUserId -> the applicant as GET renders it (JSON)
 		"sessions",         // token -> verification session
 		"shortlinks",       // short code -> token
 		"images",           // sha256 -> image bytes
 		"image_owners",     // sha256 | applicant id -> kind (duplicate detection)
+		"expiry",           // retention index: kind | time | record key (retention.go)
 	}
 }
 
@@ -269,5 +283,5 @@ func (t *txn) seed() error {
 			return err
 		}
 	}
-	return nil
+	return t.ensureRetention()
 }
