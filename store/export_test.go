@@ -25,3 +25,7 @@ func (s *Store) Schedule(due time.Time, kind string, env Env, id, entity string)
 	})
 	return key, err
 }
+
+// ListDecodes returns how many records the store's lists have decoded since
+// it opened: the test hook of SPEC §2 "a page costs O(limit)".
+func (s *Store) ListDecodes() int64 { return s.listDecodes.Load() }
