@@ -116,9 +116,6 @@ func (t *txn) reindex(env Env, list string, seq uint64, old, cur []fkey) error {
 	return nil
 }
 
-// unindex deletes every entry of the record at seq.
-func unindex(b *bolt.Bucket, seq uint64, keys []fkey) error { return reindex(b, seq, keys, nil) }
-
 func hasKey(keys []fkey, k fkey) bool {
 	for _, x := range keys {
 		if x == k {
