@@ -36,6 +36,7 @@ type Config struct {
 	KYC         KYCConfig          `toml:"kyc"`
 	Dispatch    DispatchConfig     `toml:"dispatch"`
 	Chain       ChainConfig        `toml:"chain"`
+	Retention   RetentionConfig    `toml:"retention"`
 	Log         LogConfig          `toml:"log"`
 	Levels      []store.Level      `toml:"levels"`
 	Assets      []store.Asset      `toml:"assets"`
@@ -82,6 +83,11 @@ type DispatchConfig struct {
 type ChainConfig struct {
 	AutoAdvance bool     `toml:"auto_advance"`
 	StepDelay   Duration `toml:"step_delay"`
+}
+
+// RetentionConfig configures what the background loop removes (SPEC §1).
+type RetentionConfig struct {
+	Deliveries Duration `toml:"deliveries"` // delivered/dead deliveries, their attempts, events left with no delivery
 }
 
 // LogConfig configures the log written to stderr.
@@ -135,8 +141,9 @@ func DefaultConfig() Config {
 			Concurrency: 16,
 			AllowHTTP:   "loopback",
 		},
-		Chain: ChainConfig{AutoAdvance: true, StepDelay: Duration(3 * time.Second)},
-		Log:   LogConfig{Level: "info", Format: "text"},
+		Chain:     ChainConfig{AutoAdvance: true, StepDelay: Duration(3 * time.Second)},
+		Retention: RetentionConfig{Deliveries: Duration(store.DefaultDeliveryRetention)},
+		Log:       LogConfig{Level: "info", Format: "text"},
 	}
 }
 
@@ -365,6 +372,9 @@ func (c *Config) Validate() error {
 	if c.Chain.StepDelay < 0 {
 		return configError("chain.step_delay", "must not be negative")
 	}
+	if c.Retention.Deliveries <= 0 {
+		return configError("retention.deliveries", "must be a positive duration such as \"720h\"")
+	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		return configError("log.level", "%q is not debug, info, warn or error", c.Log.Level)
 	}
@@ -556,6 +566,7 @@ func (c *Config) settings(publicURL string) store.Settings {
 			AutoAdvance: c.Chain.AutoAdvance,
 			StepDelay:   time.Duration(c.Chain.StepDelay),
 		},
+		Retention:            store.RetentionSettings{Deliveries: time.Duration(c.Retention.Deliveries)},
 		AllowHTTP:            c.Dispatch.AllowHTTP,
 		AllowPrivateNetworks: c.Dispatch.AllowPrivateNetworks,
 		Levels:               c.Levels,

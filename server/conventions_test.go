@@ -585,8 +585,8 @@ func sweepWalk(t *testing.T, where string, key string, v any) {
 		if (key == "id" || strings.HasSuffix(key, "Id")) && !strings.Contains(lk, "external") && key != "requestId" {
 			for _, part := range strings.Split(x, ":") { // a balance entityId is vaultId:assetId (seed 001)
 				u, err := uuid.Parse(part)
-				if err != nil || u.Version() != 4 || len(part) != 36 {
-					t.Errorf("%s = %q: not a uuid v4", where, x)
+				if err != nil || u.Version() != 7 || len(part) != 36 {
+					t.Errorf("%s = %q: not a uuid v7 (SPEC §2: every id the service mints)", where, x)
 				}
 			}
 		}

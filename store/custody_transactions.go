@@ -82,7 +82,28 @@ type Transaction struct {
 type diskTransaction struct {
 	Transaction
 	txLedger
-	seq uint64 // 0 until first written
+	seq     uint64 // 0 until first written
+	indexed []fkey // the filter-index keys as stored; nil until first written
+}
+
+// Filter-index fields of transactions (transactions_by, see list_filter.go).
+const (
+	fTxVault  byte = 'v'
+	fTxWallet byte = 'w' // source and credited wallet: one key each
+	fTxStatus byte = 's'
+	fTxType   byte = 't'
+)
+
+// filterKeys returns the filter-index keys of x as it is now.
+func (x *diskTransaction) filterKeys() []fkey {
+	keys := []fkey{{fTxVault, x.VaultID}, {fTxStatus, x.Status}, {fTxType, x.Type}}
+	if x.SourceWalletID != nil {
+		keys = append(keys, fkey{fTxWallet, *x.SourceWalletID})
+	}
+	if w := x.CreditWalletID; w != "" && (x.SourceWalletID == nil || *x.SourceWalletID != w) {
+		keys = append(keys, fkey{fTxWallet, w})
+	}
+	return keys
 }
 
 type txLedger struct {
@@ -181,7 +202,11 @@ func (t *txn) transaction(env Env, id string) (diskTransaction, error) {
 	if rec == nil {
 		return x, fmt.Errorf("transaction %s: record %d is missing", id, x.seq)
 	}
-	return x, json.Unmarshal(rec, &x.Transaction)
+	if err := json.Unmarshal(rec, &x.Transaction); err != nil {
+		return x, err
+	}
+	x.indexed = x.filterKeys()
+	return x, nil
 }
 
 // putTransaction writes x's record and bookkeeping, giving a new record the
@@ -204,6 +229,9 @@ func (t *txn) putTransactionBytes(env Env, x diskTransaction, rec []byte) error 
 		}
 	}
 	if err := idx.Put(itob(x.seq), rec); err != nil {
+		return err
+	}
+	if err := t.reindex(env, "transactions_by", x.seq, x.indexed, x.filterKeys()); err != nil {
 		return err
 	}
 	l, err := json.Marshal(x.txLedger)
@@ -614,24 +642,35 @@ func contains(list []string, s string) bool {
 }
 
 // match reports whether x passes the filter; ledger reads x's bookkeeping,
-// needed only to filter by vault or wallet.
+// needed only to filter by wallet.
 func (f TransactionFilter) match(x Transaction, ledger func() (txLedger, error)) (bool, error) {
-	if (f.Status != "" && x.Status != f.Status) || (f.Type != "" && x.Type != f.Type) {
+	if (f.Status != "" && x.Status != f.Status) || (f.Type != "" && x.Type != f.Type) || (f.VaultID != "" && x.VaultID != f.VaultID) {
 		return false, nil
 	}
-	if f.VaultID == "" && f.WalletID == "" {
+	if f.WalletID == "" || (x.SourceWalletID != nil && *x.SourceWalletID == f.WalletID) {
 		return true, nil
 	}
 	l, err := ledger()
 	if err != nil {
 		return false, err
 	}
-	return (f.VaultID == "" || x.VaultID == f.VaultID) &&
-		(f.WalletID == "" || (x.SourceWalletID != nil && *x.SourceWalletID == f.WalletID) || l.CreditWalletID == f.WalletID), nil
+	return l.CreditWalletID == f.WalletID, nil
 }
 
-// Transactions lists transactions newest first. Returns EINVALID for a bad
-// filter or cursor.
+// keys returns the filter-index keys the filter's fields select.
+func (f TransactionFilter) keys() []fkey {
+	var keys []fkey
+	for _, k := range []fkey{{fTxWallet, f.WalletID}, {fTxVault, f.VaultID}, {fTxStatus, f.Status}, {fTxType, f.Type}} {
+		if k.value != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// Transactions lists transactions newest first, reading the filter indexes
+// (a page reads O(limit) records). Returns EINVALID for a bad filter or
+// cursor.
 func (s *Store) Transactions(env Env, f TransactionFilter, p Page) ([]Transaction, *string, error) {
 	if err := f.Validate(); err != nil {
 		return nil, nil, err
@@ -639,16 +678,15 @@ func (s *Store) Transactions(env Env, f TransactionFilter, p Page) ([]Transactio
 	out := []Transaction{}
 	var next *string
 	err := s.view(func(t *txn) error {
+		scan := listScan{seqs: t.env(env, "transactions_idx"), filters: t.env(env, "transactions_by"), keys: f.keys()}
 		var err error
-		next, err = scanIndex(t.env(env, "transactions_idx"), p, func(rec []byte) (bool, error) {
+		next, err = scan.run(p, func(_ uint64, rec []byte) (bool, error) {
+			s.listDecodes.Add(1)
 			var x Transaction
 			if err := json.Unmarshal(rec, &x); err != nil {
 				return false, err
 			}
-			ok, err := f.match(x, func() (txLedger, error) {
-				d, err := t.transaction(env, x.TransactionID)
-				return d.txLedger, err
-			})
+			ok, err := f.match(x, func() (txLedger, error) { return t.ledgerOfTransaction(env, x.TransactionID) })
 			if ok {
 				out = append(out, x)
 			}
@@ -657,4 +695,14 @@ func (s *Store) Transactions(env Env, f TransactionFilter, p Page) ([]Transactio
 		return err
 	})
 	return out, next, err
+}
+
+// ledgerOfTransaction reads only the bookkeeping of transaction id.
+func (t *txn) ledgerOfTransaction(env Env, id string) (txLedger, error) {
+	var l txLedger
+	v := t.env(env, "transactions").Get([]byte(id))
+	if len(v) < 8 {
+		return l, NotFound("transaction", id)
+	}
+	return l, json.Unmarshal(v[8:], &l)
 }

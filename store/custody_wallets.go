@@ -29,6 +29,12 @@ type diskWallet struct {
 	Seq uint64 `json:"seq"`
 }
 
+// fWalletVault is the filter-index field of wallets (wallets_by, see
+// list_filter.go): the vault, which never changes.
+const fWalletVault byte = 'v'
+
+func (w *diskWallet) filterKeys() []fkey { return []fkey{{fWalletVault, w.VaultID}} }
+
 // WalletInput is the body of POST /vaults/{id}/wallets: the asset by id or
 // by symbol, and an optional label.
 type WalletInput struct {
@@ -130,6 +136,9 @@ func (s *Store) CreateWallet(env Env, vaultID string, in WalletInput, idem Idem)
 		if w.Seq, err = index(t.env(env, "wallets_idx"), w.WalletID); err != nil {
 			return err
 		}
+		if err := t.reindex(env, "wallets_by", w.Seq, nil, w.filterKeys()); err != nil {
+			return err
+		}
 		if err := t.putWallet(env, w); err != nil {
 			return err
 		}
@@ -156,7 +165,8 @@ func (s *Store) Wallet(env Env, id string) (Wallet, error) {
 	return out, err
 }
 
-// VaultWallets lists a vault's wallets newest first. Returns ENOTFOUND
+// VaultWallets lists a vault's wallets newest first, reading the vault's
+// filter index (a page reads O(limit) records). Returns ENOTFOUND
 // vault_not_found and EINVALID for a bad cursor.
 func (s *Store) VaultWallets(env Env, vaultID string, p Page) ([]Wallet, *string, error) {
 	out := []Wallet{}
@@ -166,7 +176,9 @@ func (s *Store) VaultWallets(env Env, vaultID string, p Page) ([]Wallet, *string
 			return err
 		}
 		var err error
-		next, err = scanIndex(t.env(env, "wallets_idx"), p, func(id []byte) (bool, error) {
+		scan := listScan{seqs: t.env(env, "wallets_idx"), filters: t.env(env, "wallets_by"), keys: []fkey{{fWalletVault, vaultID}}}
+		next, err = scan.run(p, func(_ uint64, id []byte) (bool, error) {
+			s.listDecodes.Add(1)
 			w, err := t.wallet(env, string(id))
 			if err != nil || w.VaultID != vaultID {
 				return false, err

@@ -25,3 +25,36 @@ func (s *Store) Schedule(due time.Time, kind string, env Env, id, entity string)
 	})
 	return key, err
 }
+
+// ListDecodes returns how many records the store's lists have decoded since
+// it opened: the test hook of SPEC §2 "a page costs O(limit)".
+func (s *Store) ListDecodes() int64 { return s.listDecodes.Load() }
+
+// Count returns how many keys env's bucket name holds.
+func (s *Store) Count(env Env, name string) int {
+	n := 0
+	s.view(func(t *txn) error {
+		n = t.env(env, name).Stats().KeyN
+		return nil
+	})
+	return n
+}
+
+// ConsoleSessions returns how many console sessions the db holds, expired
+// or not.
+func (s *Store) ConsoleSessions() int {
+	n := 0
+	s.view(func(t *txn) error {
+		b := t.consoleRead()
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		p := []byte(consoleSessionPrefix)
+		for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == string(p); k, _ = c.Next() {
+			n++
+		}
+		return nil
+	})
+	return n
+}

@@ -61,5 +61,8 @@ func (t *txn) remember(env Env, scope string, idem Idem, response any) error {
 	if err != nil {
 		return err
 	}
-	return t.env(env, "idempotency").Put(idemKey(scope, idem.Key), v)
+	if err := t.env(env, "idempotency").Put(idemKey(scope, idem.Key), v); err != nil {
+		return err
+	}
+	return t.expire(env, expiryIdempotency, t.now, idemKey(scope, idem.Key)) // removed by retention after 24 h
 }

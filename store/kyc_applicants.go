@@ -109,6 +109,20 @@ type diskApplicant struct {
 	ErasedAt    Time                       `json:"erasedAt"`
 	Seq         uint64                     `json:"seq"`
 	uboState                               // UBO hook (store/kyb_ubos.go): rows, structure flags, a child's parent
+
+	indexed []fkey // the filter-index keys as stored; nil for a new applicant
+}
+
+// Filter-index fields of applicants (applicants_by, see list_filter.go).
+const (
+	fApplicantStatus       byte = 's'
+	fApplicantReviewStatus byte = 'r'
+	fApplicantType         byte = 't'
+)
+
+// filterKeys returns the filter-index keys of a as it is now.
+func (a *diskApplicant) filterKeys() []fkey {
+	return []fkey{{fApplicantStatus, a.Status}, {fApplicantReviewStatus, a.Review.ReviewStatus}, {fApplicantType, a.Type}}
 }
 
 // view returns the applicant as the API shows it.
@@ -150,7 +164,11 @@ func (t *txn) getApplicant(env Env, extID string) (*diskApplicant, error) {
 		return nil, NotFound("applicant", extID)
 	}
 	a := &diskApplicant{}
-	return a, json.Unmarshal(b, a)
+	if err := json.Unmarshal(b, a); err != nil {
+		return nil, err
+	}
+	a.indexed = a.filterKeys()
+	return a, nil
 }
 
 // putApplicant stores the applicant and its rendered view, so that a read
@@ -163,6 +181,11 @@ func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 	if err := t.env(env, "applicants").Put([]byte(a.ExternalID), b); err != nil {
 		return err
 	}
+	keys := a.filterKeys()
+	if err := t.reindex(env, "applicants_by", a.Seq, a.indexed, keys); err != nil {
+		return err
+	}
+	a.indexed = keys
 	if b, err = json.Marshal(a.view()); err != nil {
 		return err
 	}
@@ -364,8 +387,10 @@ type ApplicantFilter struct {
 	Query string
 }
 
-// Applicants lists applicants newest first. Returns EINVALID for an unknown
-// filter value.
+// Applicants lists applicants newest first, reading the filter indexes (a
+// page reads O(limit) records). With a Query the page reads at most
+// SearchSlice records and may come back short with a cursor to continue.
+// Returns EINVALID for an unknown filter value.
 func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *string, error) {
 	switch f.Status {
 	case "", StatusActive, StatusDeactivated, StatusBlocklisted:
@@ -381,12 +406,17 @@ func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *st
 		return nil, nil, Invalid("type", "type must be individual or company")
 	}
 	query := strings.ToLower(strings.TrimSpace(f.Query))
+	scan := listScan{keys: f.keys()}
+	if query != "" {
+		scan.budget = SearchSlice
+	}
 	out := []Applicant{}
 	var next *string
 	err := s.view(func(t *txn) error {
+		scan.seqs, scan.filters = t.env(env, "applicants_idx"), t.env(env, "applicants_by")
 		var err error
-		next, err = scanIndex(t.env(env, "applicants_idx"), p, func(id []byte) (bool, error) {
-			a, err := t.getApplicant(env, string(id))
+		next, err = scan.run(p, func(_ uint64, id []byte) (bool, error) {
+			a, err := t.listApplicant(env, string(id))
 			if err != nil {
 				return false, err
 			}
@@ -400,6 +430,33 @@ func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *st
 		return err
 	})
 	return out, next, err
+}
+
+// SearchSlice is the most records one page of a free-text search reads. A
+// search that has not filled its page by then answers the matches so far
+// and a cursor to continue, so no request holds a read transaction for
+// long, whatever the data size.
+const SearchSlice = 1000
+
+// keys returns the filter-index keys the filter's fields select.
+func (f ApplicantFilter) keys() []fkey {
+	var keys []fkey
+	if f.Status != "" {
+		keys = append(keys, fkey{fApplicantStatus, f.Status})
+	}
+	if f.ReviewStatus != "" {
+		keys = append(keys, fkey{fApplicantReviewStatus, f.ReviewStatus})
+	}
+	if f.Type != "" {
+		keys = append(keys, fkey{fApplicantType, f.Type})
+	}
+	return keys
+}
+
+// listApplicant reads an applicant for a list, counting the decode.
+func (t *txn) listApplicant(env Env, extID string) (*diskApplicant, error) {
+	t.s.listDecodes.Add(1)
+	return t.getApplicant(env, extID)
 }
 
 // modify runs fn on the applicant extID inside one update and answers the

@@ -236,6 +236,10 @@ func (t *txn) expireSession(j Job) error {
 	if err != nil || !ok {
 		return err
 	}
+	// From now on retention may remove the session (retention.go).
+	if err := t.expire(j.Env, expirySession, x.ExpiresAt.Time, []byte(x.Token)); err != nil {
+		return err
+	}
 	a, err := t.getApplicant(j.Env, x.ExternalUserID)
 	if err != nil {
 		if ErrorCode(err) == ENOTFOUND {

@@ -88,6 +88,42 @@ type diskDelivery struct {
 	EventSeq    uint64    `json:"eventSeq"`   // key of the event in the events bucket
 	RoundStart  int       `json:"roundStart"` // attemptCount when the current round began
 	ScheduleKey []byte    `json:"scheduleKey,omitempty"`
+
+	indexed []fkey // the filter-index keys as stored; nil for a new delivery
+}
+
+// Filter-index fields of deliveries (deliveries_by, see list_filter.go).
+const (
+	fDeliveryStatus      byte = 's'
+	fDeliveryEventType   byte = 'e'
+	fDeliveryDestination byte = 'd'
+	fDeliveryEntity      byte = 'n'
+	fDeliveryCreated     byte = 'c' // createdAt (timeValue): since/until
+	// fDeliveryDone orders delivered and dead deliveries by when they
+	// became so (deliveredAt, or the last attempt of a dead one), for
+	// retention; pending and failed deliveries have no such key.
+	fDeliveryDone byte = 'x'
+)
+
+// filterKeys returns the filter-index keys of d as it is now.
+func (d *diskDelivery) filterKeys() []fkey {
+	keys := []fkey{{fDeliveryStatus, d.Status}, {fDeliveryEventType, d.EventType}, {fDeliveryDestination, d.Destination},
+		{fDeliveryEntity, d.EntityID}, {fDeliveryCreated, timeValue(d.CreatedAt.Time)}}
+	if done := d.doneAt(); !done.IsZero() {
+		keys = append(keys, fkey{fDeliveryDone, timeValue(done)})
+	}
+	return keys
+}
+
+// doneAt is when a delivered or dead delivery became so; zero otherwise.
+func (d *diskDelivery) doneAt() time.Time {
+	switch d.Status {
+	case DeliveryDelivered:
+		return d.DeliveredAt.Time
+	case DeliveryDead:
+		return d.LastAttemptAt.Time
+	}
+	return time.Time{}
 }
 
 func (t *txn) getDelivery(env Env, id string) (diskDelivery, error) {
@@ -96,13 +132,26 @@ func (t *txn) getDelivery(env Env, id string) (diskDelivery, error) {
 	if b == nil {
 		return d, NotFound("delivery", id)
 	}
-	return d, json.Unmarshal(b, &d)
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, err
+	}
+	d.indexed = d.filterKeys()
+	return d, nil
 }
 
 func (t *txn) putDelivery(env Env, d diskDelivery) error {
 	b, err := json.Marshal(d)
 	if err != nil {
 		return err
+	}
+	keys := d.filterKeys()
+	if err := t.reindex(env, "deliveries_by", d.Seq, d.indexed, keys); err != nil {
+		return err
+	}
+	if done := d.doneAt(); !done.IsZero() {
+		if err := t.retainBy(t.removableAt(expiryDelivery, uint64(done.UnixMilli()))); err != nil {
+			return err
+		}
 	}
 	return t.env(env, "deliveries").Put([]byte(d.ID), b)
 }
@@ -121,8 +170,12 @@ func (t *txn) eventPayload(env Env, d diskDelivery) ([]byte, error) {
 // are made, so every business change and its event share one transaction.
 func (t *txn) enqueue(env Env, dest, eventType, entityType, entityID string, data any) error {
 	ev, err := t.putEvent(env, eventType, entityType, entityID, data)
-	if err != nil || !t.wants(env, dest, eventType) {
+	if err != nil {
 		return err
+	}
+	if !t.wants(env, dest, eventType) {
+		// Kept, not delivered (SPEC §5), until retention removes it.
+		return t.expire(env, expiryEvent, t.now, itob(ev.Seq))
 	}
 	_, err = t.createDelivery(env, dest, ev, newID())
 	return err
@@ -224,13 +277,49 @@ func (f DeliveryFilter) match(d DeliverySummary) bool {
 		(f.Until.IsZero() || d.CreatedAt.Before(f.Until))
 }
 
-// Deliveries lists deliveries newest first.
+// keys returns the filter-index keys of the filter's equality fields.
+func (f DeliveryFilter) keys() []fkey {
+	var keys []fkey
+	for _, k := range []fkey{{fDeliveryEntity, f.EntityID}, {fDeliveryStatus, f.Status},
+		{fDeliveryEventType, f.EventType}, {fDeliveryDestination, f.Destination}} {
+		if k.value != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// scan returns the walk over the deliveries f selects: its equality fields
+// through their indexes, since/until as sequence bounds from the createdAt
+// index. ok is false when no delivery falls in the time range.
+func (f DeliveryFilter) scan(t *txn, env Env) (scan listScan, ok bool) {
+	scan = listScan{seqs: t.env(env, "deliveries_idx"), filters: t.env(env, "deliveries_by"), keys: f.keys()}
+	if !f.Since.IsZero() || !f.Until.IsZero() {
+		var empty bool
+		if scan.lo, scan.hi, empty = timeBounds(scan.filters, fDeliveryCreated, f.Since, f.Until); empty {
+			return scan, false
+		}
+	}
+	return scan, true
+}
+
+// Deliveries lists deliveries newest first, reading the filter indexes (a
+// page reads O(limit) records).
 func (s *Store) Deliveries(env Env, f DeliveryFilter, p Page) ([]DeliverySummary, *string, error) {
 	out := []DeliverySummary{}
 	var next *string
 	err := s.view(func(t *txn) error {
+		scan, ok := f.scan(t, env)
+		if !ok {
+			if p.Cursor != "" {
+				_, err := decodeCursor(p.Cursor)
+				return err
+			}
+			return nil
+		}
 		var err error
-		next, err = scanIndex(t.env(env, "deliveries_idx"), p, func(id []byte) (bool, error) {
+		next, err = scan.run(p, func(_ uint64, id []byte) (bool, error) {
+			s.listDecodes.Add(1)
 			d, err := t.getDelivery(env, string(id))
 			if err != nil {
 				return false, err
@@ -282,38 +371,63 @@ func (s *Store) RetryDelivery(env Env, id string) (DeliverySummary, error) {
 	return out, err
 }
 
+// RetryBatch is the most deliveries one transaction of RetryDeliveries
+// re-queues.
+const RetryBatch = 500
+
 // RetryDeliveries re-queues every failed or dead delivery that f selects and
-// returns how many. Returns EINVALID unless f.Status is failed or dead.
+// returns how many. It walks the status index newest first in transactions
+// of at most RetryBatch deliveries, each continuing below the last one
+// handled, so a large match set never makes one huge transaction and a
+// delivery that fails again meanwhile is not re-queued twice. Returns
+// EINVALID unless f.Status is failed or dead.
 func (s *Store) RetryDeliveries(env Env, f DeliveryFilter) (int, error) {
 	if f.Status != DeliveryFailed && f.Status != DeliveryDead {
 		return 0, Invalid("status", "status must be failed or dead")
 	}
-	n := 0
-	err := s.update(func(t *txn) error {
-		n = 0
-		var matches []diskDelivery
-		err := t.env(env, "deliveries").ForEach(func(_, v []byte) error {
-			var d diskDelivery
-			if err := json.Unmarshal(v, &d); err != nil {
+	total := 0
+	cursor := ""
+	for {
+		var n int
+		var next *string
+		err := s.update(func(t *txn) error {
+			n = 0
+			scan, ok := f.scan(t, env)
+			if !ok {
+				next = nil
+				return nil
+			}
+			var matches []diskDelivery
+			var err error
+			next, err = scan.run(Page{Limit: RetryBatch, Cursor: cursor}, func(_ uint64, id []byte) (bool, error) {
+				s.listDecodes.Add(1)
+				d, err := t.getDelivery(env, string(id))
+				if err != nil || !f.match(d.DeliverySummary) {
+					return false, err
+				}
+				matches = append(matches, d)
+				return true, nil
+			})
+			if err != nil {
 				return err
 			}
-			if f.match(d.DeliverySummary) {
-				matches = append(matches, d)
+			for _, d := range matches {
+				if err := t.requeue(env, d); err != nil {
+					return err
+				}
+				n++
 			}
 			return nil
 		})
 		if err != nil {
-			return err
+			return total, err
 		}
-		for _, d := range matches {
-			if err := t.requeue(env, d); err != nil {
-				return err
-			}
-			n++
+		total += n
+		if next == nil {
+			return total, nil
 		}
-		return nil
-	})
-	return n, err
+		cursor = *next
+	}
 }
 
 // SendTestEvent enqueues a webhook.test event to the custody URL and returns

@@ -26,6 +26,10 @@ func regenerateLimitKey(parentID string, row int) string {
 func (t *txn) take(env Env, key, what string, limit int, window time.Duration) error {
 	b := t.env(env, "ratelimits")
 	calls := decodeWindow(b.Get([]byte(key)))
+	var last time.Time // the window's newest call, as stored
+	if len(calls) > 0 {
+		last = calls[len(calls)-1]
+	}
 	from := t.now.Add(-window)
 	kept := calls[:0]
 	for _, c := range calls {
@@ -38,7 +42,16 @@ func (t *txn) take(env Env, key, what string, limit int, window time.Duration) e
 		return &Error{Code: ERATELIMIT, Reason: "rate_limited", RetryAfter: wait,
 			Message: "too many " + what + " calls: at most " + itoa(limit) + " per " + window.String() + "; retry later"}
 	}
-	return b.Put([]byte(key), encodeWindow(append(kept, t.now)))
+	if err := b.Put([]byte(key), encodeWindow(append(kept, t.now))); err != nil {
+		return err
+	}
+	// Retention removes the window once this call has left it.
+	if !last.IsZero() {
+		if err := t.unexpire(env, expiryRateLimit, last.Add(window), windowExpiry(key, last)); err != nil {
+			return err
+		}
+	}
+	return t.expire(env, expiryRateLimit, t.now.Add(window), windowExpiry(key, t.now))
 }
 
 func decodeWindow(b []byte) []time.Time {

@@ -14,6 +14,7 @@ const (
 	JobChainStep = "chain"    // ID is a transaction id
 	JobReview    = "review"   // ID is an applicant's externalUserId
 	JobExpiry    = "expiry"   // ID is a session token
+	// JobRetention (retention.go) runs one retention batch; ID is "all".
 )
 
 // Job is one due item of the schedule.
@@ -183,6 +184,8 @@ func (s *Store) RunJob(j Job) error {
 			return t.runReview(j)
 		case JobExpiry:
 			return t.expireSession(j)
+		case JobRetention:
+			return t.retain()
 		case JobDelivery:
 			s.log.Warn("schedule: dropping a delivery job that cannot be sent", "delivery", j.ID)
 		default:

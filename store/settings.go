@@ -13,6 +13,8 @@ type Settings struct {
 	KYC   KYCSettings
 	Chain ChainSettings
 
+	Retention RetentionSettings
+
 	// Webhook URL policy of PUT /webhooks/outbound.
 	AllowHTTP            string // never | loopback | always
 	AllowPrivateNetworks bool
@@ -56,6 +58,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.KYC.UBOLevel == "" {
 		s.KYC.UBOLevel = "basic-kyc-level"
+	}
+	if s.Retention.Deliveries == 0 {
+		s.Retention.Deliveries = DefaultDeliveryRetention
 	}
 	if s.AllowHTTP == "" {
 		s.AllowHTTP = "loopback"

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -69,6 +70,8 @@ type Store struct {
 	waiters []func() // called after a commit that enqueued work
 
 	creds credentialCache // Authenticate's cache of stored credentials
+
+	listDecodes atomic.Int64 // records decoded by lists; tests read it (export_test.go)
 }
 
 // Open opens (creating if needed) the db at path and prepares its buckets.
@@ -99,6 +102,10 @@ func Open(path string, opt Options) (*Store, error) {
 	if err := db.Update(func(tx *bolt.Tx) error { return initBuckets(tx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: upgrade: %w", path, err)
 	}
 	if err := s.update(func(t *txn) error { return t.seed() }); err != nil {
 		db.Close()
@@ -163,6 +170,8 @@ type txn struct {
 	now   time.Time // fixed for the whole operation
 	woken bool      // an event was enqueued or work scheduled
 
+	indexed map[string][]fkey // filter-index keys written by this operation, by env | list | seq (list_filter.go)
+
 	retag func(*HistoryEntry) // hosted-UI hook (hostedui_forms.go): rewrites the entries this operation appends
 }
 
@@ -174,7 +183,29 @@ func envBucket(tx *bolt.Tx, e Env, name string) *bolt.Bucket {
 	if root == nil {
 		return nil
 	}
-	return root.Bucket([]byte(name))
+	b := root.Bucket([]byte(name))
+	if b != nil && appendFill(name) {
+		b.FillPercent = appendFillPercent
+	}
+	return b
+}
+
+// appendFillPercent is how full bbolt packs the pages of buckets whose keys
+// arrive in order (sequences, uuid v7 ids, time- or value-prefixed index
+// keys). bbolt's default, 0.5, splits a page in the middle, which suits
+// random keys; keys that append would leave every page half empty.
+const appendFillPercent = 0.95
+
+// appendFill reports whether the keys of bucket name arrive in key order
+// (within each prefix for the filter and retention indexes).
+func appendFill(name string) bool {
+	switch name {
+	case "events", "deliveries", "deliveries_idx", "deliveries_by", "transactions", "transactions_idx", "transactions_by",
+		"applicants_idx", "applicants_by", "applicant_ids", "vaults", "vaults_idx", "wallets", "wallets_idx", "wallets_by",
+		"history", "expiry":
+		return true
+	}
+	return false
 }
 
 // update runs fn as one business operation, sharing a commit with concurrent
@@ -216,6 +247,7 @@ func envBuckets() []string {
 		"events",           // sequence -> envelope bytes
 		"deliveries",       // delivery id -> delivery
 		"deliveries_idx",   // seq -> delivery id (newest last)
+		"deliveries_by",    // filter index: field | len | value | seq (list_filter.go)
 		"history",          // subject id | seq -> history entry
 		"idempotency",      // route | key -> first response
 		"ratelimits",       // limit key -> sliding window
@@ -225,19 +257,23 @@ func envBuckets() []string {
 		"vaults_idx",       // seq -> vault id
 		"wallets",          // wallet id -> wallet
 		"wallets_idx",      // seq -> wallet id
+		"wallets_by",       // filter index: field | len | value | seq (list_filter.go)
 		"addresses",        // deposit address -> wallet id
 		"transactions",     // transaction id -> seq | its bookkeeping
 		"transactions_idx", // seq -> transaction record (creation order)
+		"transactions_by",  // filter index: field | len | value | seq (list_filter.go)
 		"balances",         // wallet id -> balance
 		"levels",           // level name -> level
 		"applicants",       // externalUserId -> applicant
 		"applicants_idx",   // seq -> externalUserId
+		"applicants_by",    // filter index: field | len | value | seq (list_filter.go)
 		"applicant_ids",    // applicant id -> externalUserId
 		"applicant_views",  // externalUserId -> the applicant as GET renders it (JSON)
 		"sessions",         // token -> verification session
 		"shortlinks",       // short code -> token
 		"images",           // sha256 -> image bytes
 		"image_owners",     // sha256 | applicant id -> kind (duplicate detection)
+		"expiry",           // retention index: kind | time | record key (retention.go)
 	}
 }
 
@@ -273,5 +309,5 @@ func (t *txn) seed() error {
 			return err
 		}
 	}
-	return nil
+	return t.ensureRetention()
 }

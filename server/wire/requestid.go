@@ -18,7 +18,7 @@ const keyRequestID ctxKey = iota
 func WithRequestID(w http.ResponseWriter, r *http.Request) (*http.Request, string) {
 	id := r.Header.Get("X-Request-Id")
 	if !validRequestID(id) {
-		id = uuid.NewString()
+		id = uuid.Must(uuid.NewV7()).String()
 	}
 	w.Header().Set("X-Request-Id", id)
 	return r.WithContext(context.WithValue(r.Context(), keyRequestID, id)), id

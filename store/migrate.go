@@ -1,0 +1,136 @@
+package store
+
+import (
+	"encoding/json"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The layout of the file is versioned under the meta key "layout". A db
+// written before a version gets that version's derived records (indexes)
+// built once, at the first Open that knows it:
+//
+//	1: every record without filter indexes (the layout until issue 8)
+//	2: filter indexes of applicants, transactions, wallets and deliveries
+//	   (list_filter.go) and the retention index (retention.go)
+//
+// The upgrade walks each list once, at upgrade only, in transactions of at
+// most migrateBatch records so it never holds one huge transaction. It only
+// adds entries (a Put of an entry that exists changes nothing), so a run
+// stopped half way is simply done again at the next Open; the version is
+// written last. A fresh db has nothing to walk and starts at the current
+// version. Building lazily instead would leave lists answering wrong pages
+// until a record happened to be touched, so the one-time walk is the
+// simple, correct choice; it costs one pass over the file, once.
+const layoutVersion = 2
+
+var keyLayout = []byte("layout")
+
+// migrateBatch is the most records one upgrade transaction touches.
+const migrateBatch = 10000
+
+// migrate brings the file's derived records to layoutVersion.
+func (s *Store) migrate() error {
+	var v uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketMeta).Get(keyLayout); len(b) == 8 {
+			v = btoi(b)
+		}
+		return nil
+	})
+	if err != nil || v >= layoutVersion {
+		return err
+	}
+	if v < 2 {
+		for _, env := range Envs() {
+			for _, step := range []struct {
+				seqs string
+				do   func(t *txn, seq uint64, v []byte) error
+			}{
+				{"applicants_idx", func(t *txn, _ uint64, v []byte) error {
+					a, err := t.getApplicant(env, string(v))
+					if err != nil {
+						return err
+					}
+					return reindex(t.env(env, "applicants_by"), a.Seq, nil, a.filterKeys())
+				}},
+				{"transactions_idx", func(t *txn, seq uint64, v []byte) error {
+					var x diskTransaction
+					if err := json.Unmarshal(v, &x.Transaction); err != nil {
+						return err
+					}
+					l, err := t.ledgerOfTransaction(env, x.TransactionID)
+					if err != nil {
+						return err
+					}
+					x.txLedger = l
+					return reindex(t.env(env, "transactions_by"), seq, nil, x.filterKeys())
+				}},
+				{"wallets_idx", func(t *txn, seq uint64, v []byte) error {
+					w, err := t.wallet(env, string(v))
+					if err != nil {
+						return err
+					}
+					return reindex(t.env(env, "wallets_by"), seq, nil, w.filterKeys())
+				}},
+				{"deliveries_idx", func(t *txn, seq uint64, v []byte) error {
+					d, err := t.getDelivery(env, string(v))
+					if err != nil {
+						return err
+					}
+					return reindex(t.env(env, "deliveries_by"), seq, nil, d.filterKeys())
+				}},
+			} {
+				if err := s.migrateEach(env, step.seqs, step.do); err != nil {
+					return err
+				}
+			}
+			if err := s.migrateRetention(env); err != nil {
+				return err
+			}
+		}
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyLayout, itob(layoutVersion))
+	})
+}
+
+// migrateEach calls do with every entry of env's bucket name, oldest first,
+// in transactions of at most migrateBatch entries.
+func (s *Store) migrateEach(env Env, name string, do func(t *txn, k uint64, v []byte) error) error {
+	return s.migrateKeys(env, name, func(t *txn, k, v []byte) error { return do(t, btoi(k), v) })
+}
+
+// migrateKeys is migrateEach with raw keys.
+func (s *Store) migrateKeys(env Env, name string, do func(t *txn, k, v []byte) error) error {
+	var after []byte
+	for {
+		done := false
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			t := &txn{Tx: tx, s: s, now: s.Now()}
+			c := t.env(env, name).Cursor()
+			var k, v []byte
+			if after == nil {
+				k, v = c.First()
+			} else if k, v = c.Seek(after); k != nil && string(k) == string(after) {
+				k, v = c.Next()
+			}
+			for n := 0; n < migrateBatch; n++ {
+				if k == nil {
+					done = true
+					return nil
+				}
+				if err := do(t, k, v); err != nil {
+					return err
+				}
+				after = append(after[:0:0], k...)
+				k, v = c.Next()
+			}
+			done = k == nil
+			return nil
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/complybox/complybox/store"
+)
+
+// TestUpgradeBuildsIndexes opens a db written before layout 2 (made here by
+// dropping what layout 2 derives: the filter indexes, the retention index
+// and the retention job) and checks that Open rebuilds all of it: the same
+// filtered lists, the same index entries, and retention still removes what
+// it should.
+func TestUpgradeBuildsIndexes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	clock := store.NewManualClock(testStart)
+	opts := store.Options{Now: clock.Now}
+	s, _ := mustOpen(t, path, opts)
+	env := store.Sandbox
+	mustCompany(t, s, "co", 1)
+	if _, err := s.CreateSession(env, "co", store.SessionInput{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		mustCompany(t, s, fmt.Sprintf("co-%d", i), 0)
+		if i%3 == 0 {
+			if _, err := s.Blocklist(env, fmt.Sprintf("co-%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	v, err := s.CreateVault(env, store.VaultInput{Name: ptr("v")}, store.Idem{Key: "k", BodyHash: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	var wallets []string
+	for range 3 {
+		w, err := s.CreateWallet(env, v.VaultID, store.WalletInput{AssetSymbol: ptr("ETH")}, store.Idem{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wallets = append(wallets, w.WalletID)
+		for range 4 {
+			if _, err := s.CreateDeposit(env, store.DepositInput{WalletID: &w.WalletID, Amount: ptr("1")}, store.Idem{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	jobs, _, err := s.Due(clock.Now(), 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Kind == store.JobDelivery {
+			if err := s.RecordAttempt(j, store.AttemptResult{StatusCode: 500, Error: "HTTP 500", At: clock.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	type snapshot struct{ lists, counts string }
+	take := func(s *store.Store) snapshot {
+		var out snapshot
+		for _, f := range []store.ApplicantFilter{{Status: store.StatusBlocklisted}, {Type: "company", ReviewStatus: store.ReviewPending}, {Type: "individual"}} {
+			items, _, err := s.Applicants(env, f, store.Page{Limit: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range items {
+				out.lists += a.ExternalUserID + " "
+			}
+			out.lists += "| "
+		}
+		for _, f := range []store.TransactionFilter{{WalletID: wallets[1]}, {VaultID: v.VaultID, Status: store.StatusSubmitted}} {
+			items, _, err := s.Transactions(env, f, store.Page{Limit: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range items {
+				out.lists += x.TransactionID + " "
+			}
+			out.lists += "| "
+		}
+		for _, f := range []store.DeliveryFilter{{Status: store.DeliveryDead}, {EventType: "wallet.created"}, {Since: testStart}} {
+			items, _, err := s.Deliveries(env, f, store.Page{Limit: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range items {
+				out.lists += d.ID + " "
+			}
+			out.lists += "| "
+		}
+		items, _, err := s.VaultWallets(env, v.VaultID, store.Page{})
+		if err != nil || len(items) != 3 {
+			t.Fatalf("wallets: %d, %v", len(items), err)
+		}
+		for _, b := range []string{"applicants_by", "transactions_by", "wallets_by", "deliveries_by"} {
+			out.counts += fmt.Sprintf("%s=%d ", b, s.Count(env, b))
+		}
+		return out
+	}
+	before, expiry := take(s), s.Count(env, "expiry")
+	if len(before.lists) < 200 {
+		t.Fatalf("fixture lists too small: %q", before.lists)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Back to the old layout.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, e := range store.Envs() {
+			root := tx.Bucket([]byte("env:" + string(e)))
+			for _, b := range []string{"applicants_by", "transactions_by", "wallets_by", "deliveries_by", "expiry"} {
+				if err := root.DeleteBucket([]byte(b)); err != nil {
+					return err
+				}
+			}
+		}
+		meta := tx.Bucket([]byte("meta"))
+		if k := meta.Get([]byte("retention-job")); k != nil {
+			if err := tx.Bucket([]byte("schedule")).Delete(k); err != nil {
+				return err
+			}
+		}
+		if err := meta.Delete([]byte("retention-job")); err != nil {
+			return err
+		}
+		return meta.Delete([]byte("layout"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, _ = mustOpen(t, path, opts)
+	if after := take(s); after != before {
+		t.Errorf("after the upgrade:\n%+v\nbefore:\n%+v", after, before)
+	}
+	// The upgrade marks every session for retention, also the one whose
+	// expiry job has not run yet (that job marks it in layout 2).
+	if n := s.Count(env, "expiry"); n != expiry+1 {
+		t.Errorf("%d retention entries after the upgrade, want %d", n, expiry+1)
+	}
+	// The rebuilt retention index works: past the windows the session,
+	// the idempotency record and the dead deliveries go.
+	clock.Advance(721 * time.Hour)
+	runJobs(t, s, clock)
+	for _, b := range []string{"sessions", "idempotency"} {
+		if n := s.Count(env, b); n != 0 {
+			t.Errorf("%s: %d left after retention", b, n)
+		}
+	}
+	if items, _, _ := s.Deliveries(env, store.DeliveryFilter{Status: store.DeliveryDead}, store.Page{}); len(items) != 0 {
+		t.Errorf("%d dead deliveries left after retention", len(items))
+	}
+}
