@@ -262,6 +262,6 @@ func (d *Dispatcher) retryAt(n int, res result) time.Time {
 	}
 	delay := d.cfg.RetryDelays[min(max(n, 1)-1, len(d.cfg.RetryDelays)-1)]
 	delay = time.Duration(float64(delay) * (1 + d.cfg.Jitter()))
-	delay = max(delay, min(res.retryAfter, time.Hour))
+	delay = max(delay, min(res.retryAfter, maxRetryAfter))
 	return res.At.Add(delay)
 }

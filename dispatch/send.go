@@ -127,16 +127,40 @@ func attemptError(err error, timeout time.Duration) string {
 	return err.Error()
 }
 
-// parseRetryAfter reads seconds or an HTTP date.
+// maxRetryAfter caps a receiver's Retry-After (SPEC §5).
+const maxRetryAfter = time.Hour
+
+// parseRetryAfter reads seconds or an HTTP date and returns a delay in
+// [0, maxRetryAfter]: values past the cap, however large, saturate at it
+// instead of overflowing; dates in the past and garbage count as 0.
 func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+	if digits(v) {
+		// Compare the seconds with the cap before multiplying: a number
+		// too long for an int, or one whose nanoseconds overflow, is simply
+		// more than an hour.
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n >= uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
 		return time.Duration(n) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return t.Sub(now)
+		// Sub saturates at the limits of time.Duration.
+		return min(max(t.Sub(now), 0), maxRetryAfter)
 	}
 	return 0
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
