@@ -1,6 +1,7 @@
 package store
 
 import (
+	"io"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -25,3 +26,6 @@ func (s *Store) Schedule(due time.Time, kind string, env Env, id, entity string)
 	})
 	return key, err
 }
+
+// ShortCodeFrom mints a short code from r's bytes (crypto/rand when nil).
+func ShortCodeFrom(r io.Reader) (string, error) { return shortCodeFrom(r) }

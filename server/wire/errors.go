@@ -77,13 +77,17 @@ func SetRetryAfter(w http.ResponseWriter, d time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
 }
 
-// RedactPath hides the session token of hosted-UI paths, for logs.
+// RedactPath hides the bearer credentials in hosted-UI paths, for logs: the
+// session token of /sdk/{token} and the short code of /l/{code} (SPEC §3.4:
+// neither ever appears in a log line).
 func RedactPath(p string) string {
-	if rest, ok := strings.CutPrefix(p, "/sdk/"); ok {
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			return "/sdk/{token}" + rest[i:]
+	for _, c := range [...]struct{ prefix, name string }{{"/sdk/", "/sdk/{token}"}, {"/l/", "/l/{code}"}} {
+		if rest, ok := strings.CutPrefix(p, c.prefix); ok {
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				return c.name + rest[i:]
+			}
+			return c.name
 		}
-		return "/sdk/{token}"
 	}
 	return p
 }
