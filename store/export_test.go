@@ -29,3 +29,7 @@ func (s *Store) Schedule(due time.Time, kind string, env Env, id, entity string)
 
 // ShortCodeFrom mints a short code from r's bytes (crypto/rand when nil).
 func ShortCodeFrom(r io.Reader) (string, error) { return shortCodeFrom(r) }
+
+// BeforeApply sets a hook that Verify and AddDocument call between
+// decoding the images and the transaction that stores them.
+func BeforeApply(s *Store, fn func()) { s.beforeApply = fn }

@@ -69,6 +69,8 @@ type Store struct {
 	waiters []func() // called after a commit that enqueued work
 
 	creds credentialCache // Authenticate's cache of stored credentials
+
+	beforeApply func() // tests: runs between an upload's checks and its write (export_test.go)
 }
 
 // Open opens (creating if needed) the db at path and prepares its buckets.
