@@ -33,3 +33,13 @@ func ShortCodeFrom(r io.Reader) (string, error) { return shortCodeFrom(r) }
 // BeforeApply sets a hook that Verify and AddDocument call between
 // decoding the images and the transaction that stores them.
 func BeforeApply(s *Store, fn func()) { s.beforeApply = fn }
+
+// FailCommits makes every commit call fault first and fail with its error,
+// as a full disk would; nil removes the fault.
+func FailCommits(s *Store, fault func() error) {
+	if fault == nil {
+		s.commit.fault.Store(nil)
+		return
+	}
+	s.commit.fault.Store(&fault)
+}

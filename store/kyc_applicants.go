@@ -163,6 +163,9 @@ func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 	if err := t.env(env, "applicants").Put([]byte(a.ExternalID), b); err != nil {
 		return err
 	}
+	if err := t.trackReview(env, a); err != nil { // in-flight index (schedule_reconcile.go)
+		return err
+	}
 	if b, err = json.Marshal(a.view()); err != nil {
 		return err
 	}
