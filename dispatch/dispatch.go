@@ -126,7 +126,7 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 		wake:     make(chan struct{}, 1),
 		inflight: map[string]*lease{},
 	}
-	d.sender = newSender(cfg, st.URLPolicy().Disallowed)
+	d.sender = newSender(cfg, st.URLPolicy())
 	st.OnWork(d.Wake)
 	return d
 }
@@ -286,7 +286,7 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 		}
 		return
 	}
-	res := d.sender.send(j.Delivery)
+	res := d.sender.send(j.Env, j.Delivery)
 	if !res.Success {
 		res.RetryAt = d.retryAt(j.Delivery.RoundAttempt, res)
 	}
