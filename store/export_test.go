@@ -4,6 +4,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/complybox/complybox/store/imagecheck"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -43,3 +45,6 @@ func FailCommits(s *Store, fault func() error) {
 	}
 	s.commit.fault.Store(&fault)
 }
+
+// SetDecodeLimiter replaces the store's image decode limiter.
+func SetDecodeLimiter(s *Store, l *imagecheck.Limiter) { s.decodes = l }

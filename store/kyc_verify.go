@@ -31,17 +31,27 @@ type upload struct {
 	img                 imagecheck.Image
 }
 
-// DecodeImage decodes and checks the base64 upload value of field with
-// imagecheck.Decode. Returns EINVALID naming field.
+// DecodeImage decodes the base64 upload value of field and checks what its
+// header tells (imagecheck.DecodeHeader): format, size and dimensions,
+// without decoding the pixels, which the store does, bounded, when it
+// stores the image. Returns EINVALID naming field.
 func DecodeImage(field, value string, allowPDF bool) (imagecheck.Image, error) {
-	img, err := imagecheck.Decode(field, value, allowPDF)
+	img, err := imagecheck.DecodeHeader(field, value, allowPDF)
 	return img, fieldError(err)
 }
 
-// checkImage checks the decoded upload data of field with
-// imagecheck.Check. Returns EINVALID naming field.
-func checkImage(field string, data []byte, allowPDF bool) (imagecheck.Image, error) {
-	img, err := imagecheck.Check(field, data, allowPDF)
+// decodeImage decodes and checks the base64 upload value of field
+// completely, within the process's decode budget. Returns EINVALID naming
+// field and EUNAVAILABLE when too many images are being decoded.
+func (s *Store) decodeImage(field, value string, allowPDF bool) (imagecheck.Image, error) {
+	img, err := s.decodes.Decode(field, value, allowPDF)
+	return img, fieldError(err)
+}
+
+// checkImage checks the decoded upload data of field completely, within the
+// process's decode budget. Returns EINVALID naming field and EUNAVAILABLE.
+func (s *Store) checkImage(field string, data []byte, allowPDF bool) (imagecheck.Image, error) {
+	img, err := s.decodes.Check(field, data, allowPDF)
 	return img, fieldError(err)
 }
 
@@ -147,7 +157,7 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 			}
 			return nil
 		}
-		img, err := DecodeImage(field, value, pdf)
+		img, err := s.decodeImage(field, value, pdf)
 		if err != nil {
 			return err
 		}
@@ -414,7 +424,7 @@ func (s *Store) addDocument(env Env, extID string, in DocumentInput) (Document, 
 	if in.Image == "" {
 		return Document{}, Invalid("image", "image is required")
 	}
-	img, err := DecodeImage("image", in.Image, in.Kind != StepSelfie && in.Kind != StepLiveness)
+	img, err := s.decodeImage("image", in.Image, in.Kind != StepSelfie && in.Kind != StepLiveness)
 	if err != nil {
 		return Document{}, err
 	}

@@ -61,7 +61,7 @@ func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	if e.Code == store.EINTERNAL {
 		log.Error("internal error", "method", r.Method, "path", RedactPath(r.URL.Path), "requestId", RequestID(r), "err", err)
 	}
-	if e.Code == store.ERATELIMIT {
+	if e.Code == store.ERATELIMIT || e.Code == store.EUNAVAILABLE {
 		SetRetryAfter(w, e.RetryAfter)
 	}
 	reason := e.Reason
@@ -71,8 +71,9 @@ func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	JSON(w, log, Status(err), errorBody{Error: errorDetail{Code: reason, Message: e.Message, Field: e.Field, RequestID: RequestID(r)}})
 }
 
-// SetRetryAfter says when a rate-limited caller may come back: whole
-// seconds, rounded up, at least 1. Every 429, API or console, uses it.
+// SetRetryAfter says when a rate-limited (429) or turned-away (503) caller
+// may come back: whole seconds, rounded up, at least 1. Every 429 and 503,
+// API or console, uses it.
 func SetRetryAfter(w http.ResponseWriter, d time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
 }
