@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -407,6 +408,25 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// minCallbackSecret is the fewest bytes a callback signing secret may
+// decode to.
+const minCallbackSecret = 24
+
+// validCallbackSecret checks a configured KYC callback secret: standard
+// base64 (as Standard Webhooks libraries decode it, after an optional
+// whsec_ prefix) of at least 24 bytes, so receivers built on that spec
+// verify deliveries unchanged (SPEC §5).
+func validCallbackSecret(key, v string) error {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(v, "whsec_"))
+	if err != nil {
+		return configError(key, "must be standard base64 (optionally prefixed whsec_), as Standard Webhooks libraries decode it; generate one with `openssl rand -base64 32`, or leave it empty and complybox generates one")
+	}
+	if len(b) < minCallbackSecret {
+		return configError(key, "decodes to %d bytes; at least %d are required (generate one with `openssl rand -base64 32`)", len(b), minCallbackSecret)
+	}
+	return nil
+}
+
 func (k KYCConfig) validate() error {
 	if k.CallbackURL != "" {
 		if err := validHTTPURL("kyc.callback_url", k.CallbackURL); err != nil {
@@ -424,6 +444,11 @@ func (k KYCConfig) validate() error {
 	}
 	if k.ReviewDelay < 0 {
 		return configError("kyc.review_delay", "must not be negative")
+	}
+	if k.CallbackSecret != "" {
+		if err := validCallbackSecret("kyc.callback_secret", k.CallbackSecret); err != nil {
+			return err
+		}
 	}
 	if k.SanctionsFile != "" {
 		if _, err := os.Stat(k.SanctionsFile); err != nil {

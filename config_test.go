@@ -193,7 +193,7 @@ func TestLoadConfig(t *testing.T) {
 			"COMPLYBOX_PARTNER_API_SPAWN_RATE_LIMIT_PER_HOUR=10",
 			"COMPLYBOX_PARTNER_API_REGENERATE_LINK_PER_CHILD_CAP_PER_24H=2",
 			"COMPLYBOX_KYC_CALLBACK_URL=https://partner.example.com/kyc",
-			"COMPLYBOX_KYC_CALLBACK_SECRET=s3cret",
+			"COMPLYBOX_KYC_CALLBACK_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 			"COMPLYBOX_KYC_REVIEW_DELAY=0s",
 			"COMPLYBOX_DISPATCH_RETRY_DELAYS=100ms, 1s,2m",
 			"COMPLYBOX_DISPATCH_ALLOW_HTTP=always",
@@ -214,7 +214,7 @@ func TestLoadConfig(t *testing.T) {
 		want.PublicURL = "https://kyc.example.com"
 		want.PartnerAPI = PartnerAPIConfig{SpawnRateLimitPerHour: 10, RegenerateLinkPerChildCapPer24h: 2}
 		want.KYC.CallbackURL = "https://partner.example.com/kyc"
-		want.KYC.CallbackSecret = "s3cret"
+		want.KYC.CallbackSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 		want.KYC.ReviewDelay = 0
 		want.Dispatch.RetryDelays = []Duration{Duration(100 * time.Millisecond), Duration(time.Second), Duration(2 * time.Minute)}
 		want.Dispatch.AllowHTTP = "always"

@@ -89,6 +89,23 @@ type Dispatcher struct {
 // admits one process, and after a restart every due job is due again.
 type lease struct {
 	until time.Time // real time; past it the job may be claimed again
+	// failures counts the job's consecutive runs that could not commit (a
+	// full disk, an I/O error). While held, the job stays claimed until
+	// until: its back-off.
+	failures int
+	held     bool
+}
+
+// maxBackoff caps the wait before a job whose outcome could not be
+// committed is tried again.
+const maxBackoff = time.Minute
+
+// backoff is the wait after the nth consecutive failure: 1s, 2s, 4s … 1 min.
+func backoff(n int) time.Duration {
+	if n > 6 {
+		return maxBackoff
+	}
+	return min(time.Second<<max(n-1, 0), maxBackoff)
 }
 
 // finished is a job whose outcome is committed.
@@ -109,7 +126,7 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 		wake:     make(chan struct{}, 1),
 		inflight: map[string]*lease{},
 	}
-	d.sender = newSender(cfg, st.URLPolicy().Disallowed)
+	d.sender = newSender(cfg, st.URLPolicy())
 	st.OnWork(d.Wake)
 	return d
 }
@@ -176,11 +193,26 @@ func (d *Dispatcher) claim() time.Duration {
 		}
 	}
 	d.finished = d.finished[:0]
+	// Jobs held for back-off count neither towards the concurrency bound
+	// nor towards the records waiting for a commit. One that was not
+	// claimed again well after its back-off ran out is gone: forget it.
+	wall := time.Now()
+	wait := d.cfg.PollInterval
+	pending := 0
+	for c, l := range d.inflight {
+		switch {
+		case !l.held:
+			pending++
+		case wall.After(l.until.Add(2 * maxBackoff)):
+			delete(d.inflight, c)
+		case wall.Before(l.until):
+			wait = min(wait, l.until.Sub(wall))
+		}
+	}
 	// Finished attempts wait for their record's group commit outside the
 	// concurrency bound, but a slow disk must not let them pile up.
-	free := min(d.cfg.Concurrency-d.busy, 4*d.cfg.Concurrency-len(d.inflight))
+	free := min(d.cfg.Concurrency-d.busy, 4*d.cfg.Concurrency-pending)
 	d.mu.Unlock()
-	wait := d.cfg.PollInterval
 	if free <= 0 {
 		return wait
 	}
@@ -189,10 +221,12 @@ func (d *Dispatcher) claim() time.Duration {
 		d.log.Error("dispatch: reading the schedule", "err", err)
 		return wait
 	}
-	wall := time.Now()
 	d.mu.Lock()
 	for _, j := range jobs {
 		l := &lease{until: wall.Add(d.leaseTime())}
+		if prev := d.inflight[j.Claim()]; prev != nil && prev.held {
+			l.failures = prev.failures
+		}
 		d.inflight[j.Claim()] = l
 		d.busy++
 		d.wg.Add(1)
@@ -209,16 +243,20 @@ func (d *Dispatcher) claim() time.Duration {
 // under a live lease.
 func (d *Dispatcher) claimed(claim []byte) bool {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	l, ok := d.inflight[string(claim)]
-	d.mu.Unlock()
 	return ok && time.Now().Before(l.until)
 }
 
 // do runs one claimed job. The concurrency slot is freed as soon as the
 // HTTP attempt ends; the claim holds until its outcome is recorded, so the
 // record can share a group commit with others while the next attempt runs.
+// A job whose outcome could not be committed (RunJob or RecordAttempt
+// failed: a full disk, an I/O error) stays in the store's schedule; its
+// claim is held for a growing back-off, so it is neither lost nor retried
+// in a tight loop.
 func (d *Dispatcher) do(j store.Job, l *lease) {
-	freed := false
+	freed, failed := false, false
 	free := func() {
 		if !freed {
 			freed = true
@@ -231,24 +269,31 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 	defer func() {
 		free()
 		d.mu.Lock()
-		d.finished = append(d.finished, finished{j.Claim(), l})
+		if failed {
+			l.failures++
+			l.held, l.until = true, time.Now().Add(backoff(l.failures))
+		} else {
+			d.finished = append(d.finished, finished{j.Claim(), l})
+		}
 		d.mu.Unlock()
 		d.wg.Done()
 		d.Wake()
 	}()
 	if j.Kind != store.JobDelivery || j.Delivery == nil {
 		if err := d.st.RunJob(j); err != nil {
-			d.log.Error("dispatch: job", "kind", j.Kind, "id", j.ID, "err", err)
+			failed = true
+			d.log.Error("dispatch: job kept for a retry", "kind", j.Kind, "id", j.ID, "err", err, "failures", l.failures+1)
 		}
 		return
 	}
-	res := d.sender.send(j.Delivery)
+	res := d.sender.send(j.Env, j.Delivery)
 	if !res.Success {
 		res.RetryAt = d.retryAt(j.Delivery.RoundAttempt, res)
 	}
 	free()
 	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
-		d.log.Error("dispatch: recording attempt", "delivery", j.ID, "err", err)
+		failed = true
+		d.log.Error("dispatch: recording attempt; kept for a retry", "delivery", j.ID, "err", err, "failures", l.failures+1)
 	}
 }
 
@@ -262,6 +307,6 @@ func (d *Dispatcher) retryAt(n int, res result) time.Time {
 	}
 	delay := d.cfg.RetryDelays[min(max(n, 1)-1, len(d.cfg.RetryDelays)-1)]
 	delay = time.Duration(float64(delay) * (1 + d.cfg.Jitter()))
-	delay = max(delay, min(res.retryAfter, time.Hour))
+	delay = max(delay, min(res.retryAfter, maxRetryAfter))
 	return res.At.Add(delay)
 }

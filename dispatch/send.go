@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,12 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/urlpolicy"
 )
 
 // maxResponseBody is how much of a receiver's answer an attempt keeps.
@@ -22,8 +25,17 @@ const maxResponseBody = 4 << 10
 
 // sender makes single HTTP attempts.
 type sender struct {
-	cfg    Config
-	client *http.Client
+	cfg       Config
+	policy    urlpolicy.Policy
+	client    *http.Client
+	transport *http.Transport
+	dialer    *net.Dialer
+	// lookup resolves a host name; tests replace it so that no real DNS is
+	// needed.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	mu   sync.Mutex
+	urls map[string]string // env|destination -> the URL last sent to
 }
 
 type result struct {
@@ -31,47 +43,110 @@ type result struct {
 	retryAfter time.Duration // from a 429 or 503 answer
 }
 
-func newSender(cfg Config, disallowed func(netip.Addr) bool) *sender {
-	dialer := &net.Dialer{
-		Timeout: cfg.AttemptTimeout,
-		// Refuse addresses the webhook policy forbids at connect time too, so
-		// a name that resolved to a public address at configuration cannot
-		// be rebound to a private one.
-		Control: func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err == nil && disallowed(ap.Addr()) {
-				return fmt.Errorf("address %s is not allowed for webhooks", ap.Addr())
-			}
-			return nil
+// schemeKey carries the scheme of a request's URL to the dialer, which
+// applies the whole URL policy (scheme × address) to every connection.
+type schemeKey struct{}
+
+func newSender(cfg Config, policy urlpolicy.Policy) *sender {
+	s := &sender{cfg: cfg, policy: policy, urls: map[string]string{},
+		dialer: &net.Dialer{Timeout: cfg.AttemptTimeout},
+		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
 	}
-	transport := &http.Transport{
-		DialContext:         dialer.DialContext,
+	s.transport = &http.Transport{
+		DialContext:         s.dial,
 		MaxIdleConns:        cfg.Concurrency * 2,
 		MaxIdleConnsPerHost: cfg.Concurrency * 2,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: cfg.AttemptTimeout,
 	}
-	return &sender{cfg: cfg, client: &http.Client{
-		Transport: transport,
+	s.client = &http.Client{
+		Transport: s.transport,
 		Timeout:   cfg.AttemptTimeout,
 		// A redirect is a failed attempt: the answer is not followed.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	}
+	return s
 }
 
-// send makes one signed attempt of task.
-func (s *sender) send(task *store.DeliveryTask) result {
+// dial connects to addr for a request whose URL scheme the context carries,
+// resolving the host itself so that the webhook policy judges every address
+// it connects to: a name accepted while it resolved to a public (or, for
+// plain http, a loopback) address cannot be rebound to a private one, nor
+// used for plain http once it resolves elsewhere.
+func (s *sender) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("bad port in %s", addr)
+	}
+	scheme, _ := ctx.Value(schemeKey{}).(string)
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		ips = []netip.Addr{ip}
+	} else if ips, err = s.lookup(ctx, host); err != nil {
+		return nil, err
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("%s has no address", host)
+	}
+	var firstErr error
+	for _, ip := range ips {
+		if err := s.policy.Connect(scheme, ip); err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		conn, err := s.dialer.DialContext(ctx, network, netip.AddrPortFrom(ip.Unmap(), uint16(port)).String())
+		if err == nil {
+			return conn, nil
+		}
+		firstErr = cmp.Or(firstErr, err)
+	}
+	return nil, firstErr
+}
+
+// forget closes idle connections when a destination's URL changed since the
+// last attempt, so no kept-alive connection made under the old URL (and the
+// address it resolved to then) carries the new one's deliveries.
+func (s *sender) forget(env store.Env, task *store.DeliveryTask) {
+	key := string(env) + "|" + task.Destination
+	s.mu.Lock()
+	prev, seen := s.urls[key]
+	s.urls[key] = task.URL
+	s.mu.Unlock()
+	if seen && prev != task.URL {
+		s.transport.CloseIdleConnections()
+	}
+}
+
+// send makes one signed attempt of task, a delivery of environment env.
+func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 	at := s.cfg.Now().UTC()
 	res := result{AttemptResult: store.AttemptResult{RequestURL: task.URL, At: at}}
 	if task.URL == "" {
 		res.Error = "no destination is configured for " + task.Destination + " events"
 		return res
 	}
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, task.URL, bytes.NewReader(task.Payload))
+	s.forget(env, task)
+	u, err := url.Parse(task.URL)
 	if err != nil {
 		res.Error = err.Error()
 		return res
+	}
+	ctx := context.WithValue(context.Background(), schemeKey{}, u.Scheme)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, task.URL, bytes.NewReader(task.Payload))
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	if _, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err != nil && u.Scheme == "http" {
+		// Plain http to a name: the policy depends on what the name resolves
+		// to now, so every attempt connects afresh and is checked.
+		req.Close = true
 	}
 	ts := at.Unix()
 	h := req.Header
@@ -127,16 +202,40 @@ func attemptError(err error, timeout time.Duration) string {
 	return err.Error()
 }
 
-// parseRetryAfter reads seconds or an HTTP date.
+// maxRetryAfter caps a receiver's Retry-After (SPEC §5).
+const maxRetryAfter = time.Hour
+
+// parseRetryAfter reads seconds or an HTTP date and returns a delay in
+// [0, maxRetryAfter]: values past the cap, however large, saturate at it
+// instead of overflowing; dates in the past and garbage count as 0.
 func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+	if digits(v) {
+		// Compare the seconds with the cap before multiplying: a number
+		// too long for an int, or one whose nanoseconds overflow, is simply
+		// more than an hour.
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n >= uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
 		return time.Duration(n) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return t.Sub(now)
+		// Sub saturates at the limits of time.Duration.
+		return min(max(t.Sub(now), 0), maxRetryAfter)
 	}
 	return 0
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

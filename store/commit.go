@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -13,6 +14,9 @@ import (
 // no added latency, and a failing function fails alone without a solo re-run.
 type committer struct {
 	db *bolt.DB
+	// fault, set only by tests (export_test.go), fails commits as a full
+	// disk would: the transaction rolls back with its error.
+	fault atomic.Pointer[func() error]
 
 	mu      sync.Mutex
 	queue   []*commitCall
@@ -71,6 +75,9 @@ func (c *committer) commitGroup(group []*commitCall) {
 					failed, failErr = i, err
 					return err
 				}
+			}
+			if f := c.fault.Load(); f != nil {
+				return (*f)()
 			}
 			return nil
 		})

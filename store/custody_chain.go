@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"math/big"
 	"math/rand/v2"
 	"strings"
@@ -169,50 +168,15 @@ func (t *txn) chainStep(j Job) error {
 	return err
 }
 
-// ResumeSimulator gives every transaction in flight without a pending
-// simulator step (created while the simulator was off) a step due after
-// the step delay, so turning auto_advance on and restarting moves them.
-// It does nothing while the simulator is off.
-func (s *Store) ResumeSimulator() error {
-	if !s.settings.Chain.AutoAdvance {
-		return nil
-	}
-	return s.update(func(t *txn) error {
-		for _, env := range Envs() {
-			var stalled []diskTransaction
-			err := t.env(env, "transactions").ForEach(func(id, v []byte) error {
-				if len(v) < 8 {
-					return nil
-				}
-				var l txLedger
-				if err := json.Unmarshal(v[8:], &l); err != nil {
-					return err
-				}
-				if l.ChainKey != nil || l.Final {
-					return nil
-				}
-				x, err := t.transaction(env, string(id))
-				if err != nil || terminal(x.Status) {
-					return err
-				}
-				stalled = append(stalled, x)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			for _, x := range stalled {
-				if err := t.scheduleStep(env, &x); err != nil {
-					return err
-				}
-				if err := t.putTransaction(env, x); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-}
+// ResumeSimulator reconciles the schedule with the records in flight, as
+// Open does at start-up: every transaction that is not final gets a
+// simulator step due after the step delay if its step is missing from the
+// schedule (created while the simulator was off, or lost), so turning
+// auto_advance on and restarting moves them; every applicant waiting for a
+// sandbox review whose job is gone gets it again. It reads the in-flight
+// index, not every record. Transactions are left alone while the simulator
+// is off.
+func (s *Store) ResumeSimulator() error { return s.reconcile() }
 
 // AdvanceTransaction moves a transaction one step along its path, as the
 // simulator would. Returns ENOTFOUND transaction_not_found and ECONFLICT

@@ -238,7 +238,10 @@ func (t *txn) putTransactionBytes(env Env, x diskTransaction, rec []byte) error 
 	if err != nil {
 		return err
 	}
-	return t.env(env, "transactions").Put([]byte(x.TransactionID), append(itob(x.seq), l...))
+	if err := t.env(env, "transactions").Put([]byte(x.TransactionID), append(itob(x.seq), l...)); err != nil {
+		return err
+	}
+	return t.trackTransaction(env, x) // in-flight index (schedule_reconcile.go)
 }
 
 // TransactionInput is the body of POST /transactions.

@@ -58,13 +58,16 @@ func Invalid(field, format string, args ...any) *Error {
 }
 
 // fieldError turns the field error of a leaf package (an image, a decimal, a
-// webhook URL) into EINVALID naming the same field with the same message;
-// any other error, and nil, is returned as is.
+// webhook URL) into EINVALID naming the same field with the same message,
+// and a busy image decoder into EUNAVAILABLE with a Retry-After; any other
+// error, and nil, is returned as is.
 func fieldError(err error) error {
 	var img *imagecheck.FieldError
 	var dec *decimal.FieldError
 	var url *urlpolicy.FieldError
 	switch {
+	case errors.Is(err, imagecheck.ErrBusy):
+		return &Error{Code: EUNAVAILABLE, Reason: "decoder_busy", Message: "too many images are being checked right now; retry shortly", RetryAfter: time.Second}
 	case errors.As(err, &img):
 		return Invalid(img.Field, "%s", img.Message)
 	case errors.As(err, &dec):

@@ -1,7 +1,10 @@
 package store
 
 import (
+	"io"
 	"time"
+
+	"github.com/complybox/complybox/store/imagecheck"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -58,3 +61,23 @@ func (s *Store) ConsoleSessions() int {
 	})
 	return n
 }
+
+// ShortCodeFrom mints a short code from r's bytes (crypto/rand when nil).
+func ShortCodeFrom(r io.Reader) (string, error) { return shortCodeFrom(r) }
+
+// BeforeApply sets a hook that Verify and AddDocument call between
+// decoding the images and the transaction that stores them.
+func BeforeApply(s *Store, fn func()) { s.beforeApply = fn }
+
+// FailCommits makes every commit call fault first and fail with its error,
+// as a full disk would; nil removes the fault.
+func FailCommits(s *Store, fault func() error) {
+	if fault == nil {
+		s.commit.fault.Store(nil)
+		return
+	}
+	s.commit.fault.Store(&fault)
+}
+
+// SetDecodeLimiter replaces the store's image decode limiter.
+func SetDecodeLimiter(s *Store, l *imagecheck.Limiter) { s.decodes = l }

@@ -120,10 +120,11 @@ const (
 	MaxLivenessFrames = 20
 )
 
-// check validates an upload against level l and checks its images (the
-// rules of POST …/documents). Returns the uploads to store; EINVALID
-// naming the field.
-func (in SDKUpload) check(l Level) ([]upload, error) {
+// check validates an upload against level l and checks its images within
+// s's decode budget (the rules of POST …/documents). Returns the uploads
+// to store; EINVALID naming the field, EUNAVAILABLE when too many images
+// are being decoded.
+func (in SDKUpload) check(s *Store, l Level) ([]upload, error) {
 	kinds := []string{}
 	for _, st := range l.Steps {
 		if documentStep(st.Kind) {
@@ -176,7 +177,7 @@ func (in SDKUpload) check(l Level) ([]upload, error) {
 			}
 			sides[side] = true
 		}
-		img, err := checkImage(f.Field, f.Data, in.Kind != StepSelfie && in.Kind != StepLiveness)
+		img, err := s.checkImage(f.Field, f.Data, in.Kind != StepSelfie && in.Kind != StepLiveness)
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +201,7 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 	if err != nil {
 		return SDKState{}, err
 	}
-	ups, err := in.check(l)
+	ups, err := in.check(s, l)
 	if err != nil {
 		return SDKState{}, err
 	}

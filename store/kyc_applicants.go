@@ -186,6 +186,9 @@ func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 		return err
 	}
 	a.indexed = keys
+	if err := t.trackReview(env, a); err != nil { // in-flight index (schedule_reconcile.go)
+		return err
+	}
 	if b, err = json.Marshal(a.view()); err != nil {
 		return err
 	}

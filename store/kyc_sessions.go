@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/rand"
 	"encoding/json"
+	"io"
 	"strings"
 	"time"
 )
@@ -76,17 +77,48 @@ func (in *SessionInput) validate() (time.Duration, error) {
 	return ttl, nil
 }
 
-const shortAlphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+// Short codes are 22 characters of base62: 22·log2(62) ≈ 131 random bits,
+// above the 128 a bearer credential carries (SPEC §3.4). Codes minted
+// before (10 characters of a smaller alphabet) still resolve: ShortLink
+// looks a code up as it is.
+const (
+	shortAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	shortLength   = 22
+	// shortAccept is the largest multiple of 62 not above 256: a random
+	// byte below it maps to a character without bias; the rest are drawn
+	// again (rejection sampling).
+	shortAccept = 256 / len(shortAlphabet) * len(shortAlphabet)
+)
 
+// randomShortCode returns a fresh short code from crypto/rand.
 func randomShortCode() string {
-	b := make([]byte, 10)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
+	c, err := shortCodeFrom(nil)
+	if err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
 	}
-	for i := range b {
-		b[i] = shortAlphabet[int(b[i])%len(shortAlphabet)]
+	return c
+}
+
+// shortCodeFrom draws a short code from the random bytes of r (crypto/rand
+// when nil) by rejection sampling, so every character is equally likely.
+// It fails only when r does.
+func shortCodeFrom(r io.Reader) (string, error) {
+	if r == nil {
+		r = rand.Reader
 	}
-	return string(b)
+	out := make([]byte, 0, shortLength)
+	buf := make([]byte, shortLength+8) // one read usually suffices: 8/256 are rejected
+	for len(out) < shortLength {
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		for _, b := range buf {
+			if int(b) < shortAccept && len(out) < shortLength {
+				out = append(out, shortAlphabet[int(b)%len(shortAlphabet)])
+			}
+		}
+	}
+	return string(out), nil
 }
 
 func (s *Store) sessionLink(x Session) SessionLink {

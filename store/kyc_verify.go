@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"reflect"
 	"strings"
 
 	"github.com/complybox/complybox/store/imagecheck"
@@ -29,17 +31,27 @@ type upload struct {
 	img                 imagecheck.Image
 }
 
-// DecodeImage decodes and checks the base64 upload value of field with
-// imagecheck.Decode. Returns EINVALID naming field.
+// DecodeImage decodes the base64 upload value of field and checks what its
+// header tells (imagecheck.DecodeHeader): format, size and dimensions,
+// without decoding the pixels, which the store does, bounded, when it
+// stores the image. Returns EINVALID naming field.
 func DecodeImage(field, value string, allowPDF bool) (imagecheck.Image, error) {
-	img, err := imagecheck.Decode(field, value, allowPDF)
+	img, err := imagecheck.DecodeHeader(field, value, allowPDF)
 	return img, fieldError(err)
 }
 
-// checkImage checks the decoded upload data of field with
-// imagecheck.Check. Returns EINVALID naming field.
-func checkImage(field string, data []byte, allowPDF bool) (imagecheck.Image, error) {
-	img, err := imagecheck.Check(field, data, allowPDF)
+// decodeImage decodes and checks the base64 upload value of field
+// completely, within the process's decode budget. Returns EINVALID naming
+// field and EUNAVAILABLE when too many images are being decoded.
+func (s *Store) decodeImage(field, value string, allowPDF bool) (imagecheck.Image, error) {
+	img, err := s.decodes.Decode(field, value, allowPDF)
+	return img, fieldError(err)
+}
+
+// checkImage checks the decoded upload data of field completely, within the
+// process's decode budget. Returns EINVALID naming field and EUNAVAILABLE.
+func (s *Store) checkImage(field string, data []byte, allowPDF bool) (imagecheck.Image, error) {
+	img, err := s.decodes.Check(field, data, allowPDF)
 	return img, fieldError(err)
 }
 
@@ -82,11 +94,52 @@ func (a *diskApplicant) acceptsData() error {
 	return nil
 }
 
+// errLevelChanged reports that the applicant's level changed between an
+// upload's checks, made outside the write transaction because decoding
+// images is slow, and the write: the caller checks again with the new level.
+var errLevelChanged = errors.New("the applicant's level changed during the request")
+
+// levelRetries bounds how often an upload starts over after its applicant's
+// level changed under it.
+const levelRetries = 3
+
+// withLevelRetry runs an upload until it is not overtaken by a level change.
+func withLevelRetry[T any](fn func() (T, error)) (T, error) {
+	for try := 0; ; try++ {
+		out, err := fn()
+		if !errors.Is(err, errLevelChanged) {
+			return out, err
+		}
+		if try == levelRetries {
+			var zero T
+			return zero, Conflict("level_changed", "the applicant's level kept changing while the upload was checked; send it again")
+		}
+	}
+}
+
+// checkLevel returns errLevelChanged unless a's level is still l, the level
+// the upload was checked against: called in the write transaction.
+func (t *txn) checkLevel(env Env, a *diskApplicant, l Level) error {
+	cur, err := t.applicantLevel(env, a)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(cur, l) {
+		return errLevelChanged
+	}
+	return nil
+}
+
 // Verify is direct verification: it checks and stores the images and
 // answers, and when every required step has data submits the applicant (in
-// the sandbox it is reviewed at once). Returns the status body; EINVALID
+// the sandbox it is reviewed at once). The level is checked again in the
+// transaction that stores the data. Returns the status body; EINVALID
 // naming the field, ENOTFOUND, ECONFLICT.
 func (s *Store) Verify(env Env, extID string, in VerifyInput) (StatusView, error) {
+	return withLevelRetry(func() (StatusView, error) { return s.verify(env, extID, in) })
+}
+
+func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error) {
 	a, l, err := s.prepare(env, extID)
 	if err != nil {
 		return StatusView{}, err
@@ -104,7 +157,7 @@ func (s *Store) Verify(env Env, extID string, in VerifyInput) (StatusView, error
 			}
 			return nil
 		}
-		img, err := DecodeImage(field, value, pdf)
+		img, err := s.decodeImage(field, value, pdf)
 		if err != nil {
 			return err
 		}
@@ -157,12 +210,18 @@ func (s *Store) Verify(env Env, extID string, in VerifyInput) (StatusView, error
 		answers = nil
 	}
 	var out StatusView
+	if s.beforeApply != nil {
+		s.beforeApply()
+	}
 	err = s.update(func(t *txn) error {
 		a, err := t.getApplicant(env, a.ExternalID)
 		if err != nil {
 			return err
 		}
 		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		if err := t.checkLevel(env, a, l); err != nil {
 			return err
 		}
 		if hasLiveness && in.LivenessFrames != nil {
@@ -318,9 +377,14 @@ type DocumentInput struct {
 	Image   string `json:"image"`
 }
 
-// AddDocument adds one document to a step of the applicant's level. Returns
-// the document; EINVALID naming the field, ENOTFOUND, ECONFLICT.
+// AddDocument adds one document to a step of the applicant's level, checked
+// again in the transaction that stores it. Returns the document; EINVALID
+// naming the field, ENOTFOUND, ECONFLICT.
 func (s *Store) AddDocument(env Env, extID string, in DocumentInput) (Document, error) {
+	return withLevelRetry(func() (Document, error) { return s.addDocument(env, extID, in) })
+}
+
+func (s *Store) addDocument(env Env, extID string, in DocumentInput) (Document, error) {
 	a, l, err := s.prepare(env, extID)
 	if err != nil {
 		return Document{}, err
@@ -360,17 +424,23 @@ func (s *Store) AddDocument(env Env, extID string, in DocumentInput) (Document, 
 	if in.Image == "" {
 		return Document{}, Invalid("image", "image is required")
 	}
-	img, err := DecodeImage("image", in.Image, in.Kind != StepSelfie && in.Kind != StepLiveness)
+	img, err := s.decodeImage("image", in.Image, in.Kind != StepSelfie && in.Kind != StepLiveness)
 	if err != nil {
 		return Document{}, err
 	}
 	var out Document
+	if s.beforeApply != nil {
+		s.beforeApply()
+	}
 	err = s.update(func(t *txn) error {
 		a, err := t.getApplicant(env, a.ExternalID)
 		if err != nil {
 			return err
 		}
 		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		if err := t.checkLevel(env, a, l); err != nil {
 			return err
 		}
 		if err := t.addDocument(env, a, l, upload{kind: in.Kind, side: in.Side, docType: in.DocType, img: img}); err != nil {

@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -166,10 +168,21 @@ func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]J
 }
 
 // RunJob does one due simulator job (chain step, sandbox review, session
-// expiry) in one transaction. A job whose key is gone was done already. A job
-// that fails is dropped and logged, so it cannot block the schedule.
+// expiry) in one transaction that also removes its schedule entry. A job
+// whose key is gone was done already.
+//
+// A job that fails for a reason outside itself — an I/O error, a full disk,
+// a failed commit — stays scheduled and RunJob returns the error: the
+// caller tries it again later, with back-off (the dispatcher does). Only a
+// job that can never succeed (an unreadable entry, a delivery that cannot
+// be sent, a step its record's state refuses) is dropped, and its record is
+// repaired in the same transaction so that nothing is left waiting for it
+// (see repairJob); RunJob then returns nil. If even that transaction fails,
+// the entry stays and RunJob returns the error.
 func (s *Store) RunJob(j Job) error {
+	var cannot error // why the job can never succeed
 	err := s.update(func(t *txn) error {
+		cannot = nil
 		b := t.Bucket(bucketSchedule)
 		if b.Get(j.Key) == nil {
 			return nil
@@ -177,25 +190,104 @@ func (s *Store) RunJob(j Job) error {
 		if err := b.Delete(j.Key); err != nil {
 			return err
 		}
+		var err error
 		switch j.Kind {
 		case JobChainStep:
-			return t.chainStep(j)
+			err = t.chainStep(j)
 		case JobReview:
-			return t.runReview(j)
+			err = t.runReview(j)
 		case JobExpiry:
-			return t.expireSession(j)
+			err = t.expireSession(j)
 		case JobRetention:
-			return t.retain()
+			err = t.retain()
 		case JobDelivery:
-			s.log.Warn("schedule: dropping a delivery job that cannot be sent", "delivery", j.ID)
+			cannot = errors.New("the delivery cannot be sent")
 		default:
-			s.log.Warn("schedule: dropping an unreadable entry", "key", fmt.Sprintf("%x", j.Key))
+			cannot = errors.New("unreadable schedule entry")
 		}
-		return nil
+		if err != nil && permanent(err) {
+			// Roll the job's writes back; repairJob runs in a fresh transaction.
+			cannot = err
+			return err
+		}
+		return err
 	})
+	switch {
+	case err != nil && cannot == nil:
+		s.log.Warn("schedule: job failed; kept for a retry", "kind", j.Kind, "id", j.ID, "err", err)
+		return err
+	case cannot == nil:
+		return nil
+	}
+	s.log.Warn("schedule: job can never succeed; dropped and its record repaired", "kind", j.Kind, "id", j.ID,
+		"key", fmt.Sprintf("%x", j.Key), "err", cannot)
+	// Repair fully (fail the transaction, hold the review); if the record's
+	// state refuses even that, just unlink the job from it.
+	for _, minimal := range []bool{false, true} {
+		err = s.update(func(t *txn) error {
+			if t.Bucket(bucketSchedule).Get(j.Key) == nil {
+				return nil // done meanwhile
+			}
+			if err := t.unschedule(j.Key); err != nil {
+				return err
+			}
+			return t.repairJob(j, cannot, minimal)
+		})
+		if err == nil || !permanent(err) {
+			break
+		}
+	}
 	if err != nil {
-		s.log.Warn("schedule: job failed; dropped", "kind", j.Kind, "id", j.ID, "err", err)
-		return s.update(func(t *txn) error { return t.unschedule(j.Key) })
+		s.log.Warn("schedule: repairing after a dropped job failed; kept for a retry", "kind", j.Kind, "id", j.ID, "err", err)
+	}
+	return err
+}
+
+// permanent reports whether err, returned by a job, can never go away by
+// trying again: a business error of the store (the record's state refuses
+// the step) or a record that cannot be decoded. Anything else — I/O, a full
+// disk, a failed commit — may pass.
+func permanent(err error) bool {
+	var e *Error
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &e) || errors.As(err, &syntax) || errors.As(err, &typ)
+}
+
+// repairJob leaves nothing waiting for job j, which can never succeed and
+// whose entry is gone: a transaction whose pending step it was is Failed
+// with the reason (its reservation released, SPEC §4); an applicant whose
+// sandbox review it was is put on hold for an operator. When minimal (the
+// full repair was refused), the record only forgets the job. Other jobs
+// need no repair: an expired session is refused by its expiry time
+// whatever the schedule says.
+func (t *txn) repairJob(j Job, cause error, minimal bool) error {
+	msg := cause.Error()
+	if e, ok := cause.(*Error); ok {
+		msg = e.Message
+	}
+	switch j.Kind {
+	case JobChainStep:
+		x, err := t.transaction(j.Env, j.ID)
+		if err != nil || !bytes.Equal(x.ChainKey, j.Key) || terminal(x.Status) {
+			return nil
+		}
+		x.ChainKey = nil
+		if minimal {
+			return t.putTransaction(j.Env, x)
+		}
+		_, err = t.move(j.Env, x, StatusFailed, "the chain simulator could not advance the transaction: "+msg)
+		return err
+	case JobReview:
+		a, err := t.getApplicant(j.Env, j.ID)
+		if err != nil || !bytes.Equal(a.ReviewJob, j.Key) {
+			return nil
+		}
+		a.ReviewJob = nil
+		if minimal || !a.InReview || a.erased() {
+			return t.save(j.Env, a)
+		}
+		return t.hold(j.Env, a)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/complybox/complybox/store/imagecheck"
 	"github.com/complybox/complybox/store/screening"
 )
 
@@ -71,7 +73,10 @@ type Store struct {
 
 	creds credentialCache // Authenticate's cache of stored credentials
 
-	listDecodes atomic.Int64 // records decoded by lists; tests read it (export_test.go)
+	listDecodes atomic.Int64        // records decoded by lists; tests read it (export_test.go)
+	decodes     *imagecheck.Limiter // bounds the memory of concurrent image decodes
+
+	beforeApply func() // tests: runs between an upload's checks and its write (export_test.go)
 }
 
 // Open opens (creating if needed) the db at path and prepares its buckets.
@@ -96,6 +101,7 @@ func Open(path string, opt Options) (*Store, error) {
 	}
 	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults(), pwCost: opt.PasswordCost}
 	s.commit.db = db
+	s.decodes = imagecheck.NewLimiter(decodeBudget, 4*runtime.GOMAXPROCS(0))
 	if f := s.settings.KYC.SanctionsFile; f != "" {
 		s.sanctions = screening.NewSanctionsList(f)
 	}
@@ -117,6 +123,11 @@ func Open(path string, opt Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// decodeBudget is the memory all image decodes of a process may take at
+// once: the largest single decode allowed (see imagecheck), so that a
+// burst of uploads queues instead of exhausting memory.
+const decodeBudget = 256 << 20
 
 // Close closes the db.
 func (s *Store) Close() error { return s.db.Close() }

@@ -61,7 +61,7 @@ func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	if e.Code == store.EINTERNAL {
 		log.Error("internal error", "method", r.Method, "path", RedactPath(r.URL.Path), "requestId", RequestID(r), "err", err)
 	}
-	if e.Code == store.ERATELIMIT {
+	if e.Code == store.ERATELIMIT || e.Code == store.EUNAVAILABLE {
 		SetRetryAfter(w, e.RetryAfter)
 	}
 	reason := e.Reason
@@ -71,19 +71,24 @@ func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	JSON(w, log, Status(err), errorBody{Error: errorDetail{Code: reason, Message: e.Message, Field: e.Field, RequestID: RequestID(r)}})
 }
 
-// SetRetryAfter says when a rate-limited caller may come back: whole
-// seconds, rounded up, at least 1. Every 429, API or console, uses it.
+// SetRetryAfter says when a rate-limited (429) or turned-away (503) caller
+// may come back: whole seconds, rounded up, at least 1. Every 429 and 503,
+// API or console, uses it.
 func SetRetryAfter(w http.ResponseWriter, d time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
 }
 
-// RedactPath hides the session token of hosted-UI paths, for logs.
+// RedactPath hides the bearer credentials in hosted-UI paths, for logs: the
+// session token of /sdk/{token} and the short code of /l/{code} (SPEC §3.4:
+// neither ever appears in a log line).
 func RedactPath(p string) string {
-	if rest, ok := strings.CutPrefix(p, "/sdk/"); ok {
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			return "/sdk/{token}" + rest[i:]
+	for _, c := range [...]struct{ prefix, name string }{{"/sdk/", "/sdk/{token}"}, {"/l/", "/l/{code}"}} {
+		if rest, ok := strings.CutPrefix(p, c.prefix); ok {
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				return c.name + rest[i:]
+			}
+			return c.name
 		}
-		return "/sdk/{token}"
 	}
 	return p
 }

@@ -23,7 +23,7 @@ import (
 const (
 	MaxBytes  = 10 << 20   // decoded size of one image
 	MinSide   = 200        // pixels, both width and height
-	MaxPixels = 50_000_000 // refuse larger images before decoding them
+	MaxPixels = 40_000_000 // refuse larger images from their header, before decoding them
 )
 
 // Content types Check recognises.
@@ -62,11 +62,22 @@ type Image struct {
 // start with a "data:<type>;base64," prefix whose type is ignored: the
 // content type is sniffed from the bytes. Returns a *FieldError naming field.
 func Decode(field, value string, allowPDF bool) (Image, error) {
+	return decode(field, value, allowPDF, nil, false)
+}
+
+// DecodeHeader is Decode without decoding the pixels: base64, format, size
+// and the dimensions read from the header. Whoever stores the image checks
+// it completely later.
+func DecodeHeader(field, value string, allowPDF bool) (Image, error) {
+	return decode(field, value, allowPDF, nil, true)
+}
+
+func decode(field, value string, allowPDF bool, lim *Limiter, headerOnly bool) (Image, error) {
 	data, err := decodeBase64(field, value)
 	if err != nil {
 		return Image{}, err
 	}
-	return Check(field, data, allowPDF)
+	return check(field, data, allowPDF, lim, headerOnly)
 }
 
 // decodeBase64 decodes the base64 text of field, tolerating the variants
@@ -165,6 +176,12 @@ func quoteByte(c byte) string {
 // when allowPDF, a PDF that starts with %PDF- and ends with %%EOF. The
 // content type comes from the bytes alone. Returns a *FieldError naming field.
 func Check(field string, data []byte, allowPDF bool) (Image, error) {
+	return check(field, data, allowPDF, nil, false)
+}
+
+// check is Check, decoding pixels within lim's budget (nil: unbounded), or
+// not at all when headerOnly.
+func check(field string, data []byte, allowPDF bool, lim *Limiter, headerOnly bool) (Image, error) {
 	if len(data) == 0 {
 		return Image{}, invalid(field, "%s is empty", field)
 	}
@@ -174,7 +191,7 @@ func Check(field string, data []byte, allowPDF bool) (Image, error) {
 	img := Image{Data: data, ContentType: sniffImage(data)}
 	switch img.ContentType {
 	case TypeJPEG, TypePNG:
-		w, h, err := checkRaster(field, img.ContentType, data)
+		w, h, err := checkRaster(field, img.ContentType, data, lim, headerOnly)
 		if err != nil {
 			return Image{}, err
 		}
@@ -260,16 +277,18 @@ const (
 )
 
 // maxDecodeMemory bounds the memory the standard decoders may allocate for
-// one upload. Most 50-megapixel images fit; a progressive JPEG or a 16-bit
-// PNG needs several times more memory per pixel and is refused sooner.
+// one upload. Every 40-megapixel 8-bit image fits; a progressive JPEG or a
+// 16-bit PNG needs several times more memory per pixel and is refused
+// sooner.
 const maxDecodeMemory = 256 << 20
 
-// checkRaster checks that data, a JPEG or PNG, decodes completely and has an
-// acceptable size, and returns its dimensions.
-func checkRaster(field, contentType string, data []byte) (int, int, error) {
-	decodeConfig, decode, perByte, name := jpeg.DecodeConfig, jpeg.Decode, int64(jpegPixelsPerByte), "JPEG"
+// checkRaster checks that data, a JPEG or PNG, has an acceptable size by its
+// header and, unless headerOnly, decodes completely within lim's budget; it
+// returns its dimensions.
+func checkRaster(field, contentType string, data []byte, lim *Limiter, headerOnly bool) (int, int, error) {
+	decodeConfig, decodePixels, perByte, name := jpeg.DecodeConfig, jpeg.Decode, int64(jpegPixelsPerByte), "JPEG"
 	if contentType == TypePNG {
-		decodeConfig, decode, perByte, name = png.DecodeConfig, png.Decode, pngPixelsPerByte, "PNG"
+		decodeConfig, decodePixels, perByte, name = png.DecodeConfig, png.Decode, pngPixelsPerByte, "PNG"
 	}
 	cfg, err := decodeConfig(bytes.NewReader(data))
 	if err != nil {
@@ -296,7 +315,15 @@ func checkRaster(field, contentType string, data []byte) (int, int, error) {
 		return 0, 0, invalid(field, "%s is %d×%d pixels and would need about %d MiB to decode; at most %d MiB are allowed, send a smaller image",
 			field, w, h, memory>>20, maxDecodeMemory>>20)
 	}
-	if _, err := decode(bytes.NewReader(data)); err != nil {
+	if headerOnly {
+		return w, h, nil
+	}
+	release, err := lim.acquire(memory)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer release()
+	if _, err := decodePixels(bytes.NewReader(data)); err != nil {
 		return 0, 0, rasterError(field, name, err)
 	}
 	return w, h, nil

@@ -240,14 +240,14 @@ func TestDecodeImage(t *testing.T) {
 		}
 	})
 	t.Run("ErrBomb", func(t *testing.T) {
-		// A real PNG whose header claims 7000×7000 pixels: the few bytes
+		// A real PNG whose header claims 6000×6000 pixels: the few bytes
 		// that follow cannot hold them, so it is refused before the
-		// decoder allocates 49 megapixels.
-		_, err := imagecheck.Check("selfie", withPNGSize(t, pngBytes(t, 200, 200), 7000, 7000), false)
-		expectInvalid(t, err, "selfie", "truncated or corrupt", "7000×7000")
+		// decoder allocates 36 megapixels.
+		_, err := imagecheck.Check("selfie", withPNGSize(t, pngBytes(t, 200, 200), 6000, 6000), false)
+		expectInvalid(t, err, "selfie", "truncated or corrupt", "6000×6000")
 
 		_, err = imagecheck.Check("selfie", withPNGSize(t, pngBytes(t, 200, 200), 10000, 6000), false)
-		expectInvalid(t, err, "selfie", "10000×6000 pixels; at most 50 megapixels")
+		expectInvalid(t, err, "selfie", "10000×6000 pixels; at most 40 megapixels")
 	})
 	t.Run("ErrDecodeMemory", func(t *testing.T) {
 		// 36 megapixels of 16-bit RGBA would take 8 bytes each.
@@ -266,10 +266,10 @@ func TestDecodeImage(t *testing.T) {
 		// A progressive 4:2:0 JPEG keeps 6 bytes of coefficients per pixel
 		// on top of its 1.5 byte image: 49 megapixels are too many, while a
 		// baseline JPEG of that size would be decoded.
-		progressive := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc2, 7000, 7000)
+		progressive := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc2, 6000, 6000)
 		_, err = imagecheck.Check("documentFront", progressive, true)
-		expectInvalid(t, err, "documentFront", "7000×7000 pixels and would need about 350 MiB to decode")
-		baseline := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc0, 7000, 7000)
+		expectInvalid(t, err, "documentFront", "6000×6000 pixels and would need about 257 MiB to decode")
+		baseline := withJPEGFrame(t, jpegBytes(t, 300, 300), 0xc0, 6000, 6000)
 		_, err = imagecheck.Check("documentFront", baseline, true)
 		expectInvalid(t, err, "documentFront", "truncated or corrupt: not a complete JPEG")
 	})

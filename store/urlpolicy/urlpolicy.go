@@ -99,6 +99,32 @@ func (p Policy) Check(ctx context.Context, field, raw string) error {
 	return nil
 }
 
+// Connect applies the whole policy to one connection about to be made for a
+// URL of scheme ("http" or "https") to ip, whatever the URL's host resolved
+// to when it was saved: plain http only as AllowHTTP says (with "loopback",
+// only to a loopback address), and no private or, under "never", loopback
+// address. The dispatcher calls it for every address it dials.
+func (p Policy) Connect(scheme string, ip netip.Addr) error {
+	ip = ip.Unmap()
+	if p.Disallowed(ip) {
+		return fmt.Errorf("address %s is not allowed for webhooks", ip)
+	}
+	if scheme == "https" {
+		return nil
+	}
+	switch {
+	case scheme != "http":
+		return fmt.Errorf("scheme %q is not allowed for webhooks", scheme)
+	case p.AllowHTTP == "always":
+		return nil
+	case p.AllowHTTP == "loopback" && ip.IsLoopback():
+		return nil
+	case p.AllowHTTP == "loopback":
+		return fmt.Errorf("plain http to %s is not allowed: allow_http = \"loopback\" allows it to loopback addresses only", ip)
+	}
+	return fmt.Errorf("plain http to %s is not allowed (allow_http = %q)", ip, p.AllowHTTP)
+}
+
 // Disallowed reports whether a connection to ip must be refused under the
 // policy (guards against DNS rebinding after validation).
 func (p Policy) Disallowed(ip netip.Addr) bool {

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// The in-flight index of each environment ("inflight") names every record
+// that waits for scheduled work, so that start-up can check the schedule
+// for exactly those, whatever the size of the file:
+//
+//	"chain|" + transaction id   a transaction not in a terminal status
+//	"review|" + externalUserId  an applicant with a sandbox review job
+//
+// It is kept by putTransactionBytes and putApplicant, in the transaction
+// that changes the record.
+const bucketInflight = "inflight"
+
+const (
+	inflightChain  = "chain|"
+	inflightReview = "review|"
+)
+
+// trackTransaction keeps x's entry in the in-flight index.
+func (t *txn) trackTransaction(env Env, x diskTransaction) error {
+	b := t.env(env, bucketInflight)
+	if b == nil {
+		return nil // before Open made the index
+	}
+	k := []byte(inflightChain + x.TransactionID)
+	if x.Final || terminal(x.Status) {
+		return b.Delete(k)
+	}
+	return b.Put(k, nil)
+}
+
+// trackReview keeps a's entry in the in-flight index.
+func (t *txn) trackReview(env Env, a *diskApplicant) error {
+	b := t.env(env, bucketInflight)
+	if b == nil {
+		return nil
+	}
+	k := []byte(inflightReview + a.ExternalID)
+	if a.ReviewJob == nil {
+		return b.Delete(k)
+	}
+	return b.Put(k, nil)
+}
+
+// reconcile makes the schedule hold the work every record in flight waits
+// for, reading only the in-flight index: a transaction that is not final
+// gets a simulator step when the simulator runs and its step is missing
+// (never scheduled while the simulator was off, or lost), and an applicant
+// whose sandbox review job is missing gets one again. It builds the index
+// once, on the first start of a file that has none.
+func (s *Store) reconcile() error {
+	return s.update(func(t *txn) error {
+		sched := t.Bucket(bucketSchedule)
+		for _, env := range Envs() {
+			if err := t.buildInflight(env); err != nil {
+				return err
+			}
+			var keys []string
+			c := t.env(env, bucketInflight).Cursor()
+			for k, _ := c.First(); k != nil; k, _ = c.Next() {
+				keys = append(keys, string(k))
+			}
+			for _, k := range keys {
+				var err error
+				if id, ok := strings.CutPrefix(k, inflightChain); ok {
+					err = t.reconcileTransaction(env, id, sched.Get)
+				} else if id, ok := strings.CutPrefix(k, inflightReview); ok {
+					err = t.reconcileReview(env, id, sched.Get)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// reconcileTransaction gives transaction id its simulator step if it is in
+// flight and has none in the schedule.
+func (t *txn) reconcileTransaction(env Env, id string, scheduled func([]byte) []byte) error {
+	x, err := t.transaction(env, id)
+	if ErrorCode(err) == ENOTFOUND {
+		return t.env(env, bucketInflight).Delete([]byte(inflightChain + id))
+	}
+	if err != nil {
+		return err
+	}
+	if x.Final || terminal(x.Status) {
+		return t.trackTransaction(env, x)
+	}
+	if !t.s.settings.Chain.AutoAdvance || (x.ChainKey != nil && scheduled(x.ChainKey) != nil) {
+		return nil
+	}
+	if x.ChainKey != nil {
+		t.s.log.Warn("schedule: a transaction's simulator step was lost; scheduled again", "env", env, "transaction", id)
+	}
+	if err := t.scheduleStep(env, &x); err != nil {
+		return err
+	}
+	return t.putTransaction(env, x)
+}
+
+// reconcileReview gives applicant extID its sandbox review job again if the
+// job it records is gone from the schedule, due when it was (or now).
+func (t *txn) reconcileReview(env Env, extID string, scheduled func([]byte) []byte) error {
+	a, err := t.getApplicant(env, extID)
+	if ErrorCode(err) == ENOTFOUND {
+		return t.env(env, bucketInflight).Delete([]byte(inflightReview + extID))
+	}
+	if err != nil {
+		return err
+	}
+	if a.ReviewJob != nil && scheduled(a.ReviewJob) != nil {
+		return nil
+	}
+	if a.ReviewJob == nil || !a.InReview || a.erased() {
+		a.ReviewJob = nil
+		return t.putApplicant(env, a)
+	}
+	t.s.log.Warn("schedule: an applicant's sandbox review was lost; scheduled again", "env", env, "applicant", extID)
+	due := a.SubmittedAt.Add(t.s.settings.KYC.ReviewDelay)
+	if due.Before(t.now) {
+		due = t.now
+	}
+	if a.ReviewJob, err = t.schedule(due, JobReview, env, extID); err != nil {
+		return err
+	}
+	return t.putApplicant(env, a)
+}
+
+// buildInflight creates env's in-flight index if the file has none, filling
+// it from the records once: the only walk over them, on the first start
+// after an upgrade.
+func (t *txn) buildInflight(env Env) error {
+	root := t.Bucket([]byte("env:" + string(env)))
+	if root.Bucket([]byte(bucketInflight)) != nil {
+		return nil
+	}
+	idx, err := root.CreateBucket([]byte(bucketInflight))
+	if err != nil {
+		return err
+	}
+	err = t.env(env, "transactions").ForEach(func(id, v []byte) error {
+		if len(v) < 8 {
+			return nil
+		}
+		var l txLedger
+		if err := json.Unmarshal(v[8:], &l); err != nil {
+			return err
+		}
+		if l.Final {
+			return nil
+		}
+		x, err := t.transaction(env, string(id))
+		if err != nil || terminal(x.Status) {
+			return err
+		}
+		return idx.Put(append([]byte(inflightChain), id...), nil)
+	})
+	if err != nil {
+		return err
+	}
+	return t.env(env, "applicants").ForEach(func(id, v []byte) error {
+		if !bytes.Contains(v, []byte(`"reviewJob"`)) {
+			return nil // omitempty: no review job
+		}
+		var a diskApplicant
+		if err := json.Unmarshal(v, &a); err != nil {
+			return err
+		}
+		if a.ReviewJob == nil {
+			return nil
+		}
+		return idx.Put(append([]byte(inflightReview), id...), nil)
+	})
+}
