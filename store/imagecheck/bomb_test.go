@@ -2,25 +2,27 @@ package imagecheck_test
 
 import (
 	"bytes"
-	"image"
 	"image/png"
+	"os"
 	"testing"
 
 	"github.com/complybox/complybox/store/imagecheck"
 )
 
-// TestDecompressionBomb: a real, complete 7000×7000 RGBA PNG of zeros is
-// about 190 KB and would decode to 196 MB; it is refused from its header
-// (49 megapixels > 40) before any pixel is decoded, naming the field.
+// TestDecompressionBomb: a real, complete 7000×7000 RGBA PNG of zeros
+// (testdata/bomb-7000x7000.png, made by image/png at best compression; kept
+// as a file because encoding it under -race takes a minute) is about 190 KB
+// and would decode to 196 MB; it is refused from its header (49 megapixels
+// > 40) before any pixel is decoded, naming the field.
 func TestDecompressionBomb(t *testing.T) {
-	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestCompression}
-	if err := enc.Encode(&buf, image.NewNRGBA(image.Rect(0, 0, 7000, 7000))); err != nil {
+	bomb, err := os.ReadFile("testdata/bomb-7000x7000.png")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if buf.Len() > 400<<10 {
-		t.Fatalf("the bomb is %d bytes, want a small one", buf.Len())
+	cfg, err := png.DecodeConfig(bytes.NewReader(bomb))
+	if err != nil || cfg.Width != 7000 || cfg.Height != 7000 || len(bomb) > 400<<10 {
+		t.Fatalf("the bomb is %d bytes, %dx%d (%v); want a small 7000x7000 PNG", len(bomb), cfg.Width, cfg.Height, err)
 	}
-	_, err := imagecheck.Check("livenessFrames[0]", buf.Bytes(), false)
+	_, err = imagecheck.Check("livenessFrames[0]", bomb, false)
 	expectInvalid(t, err, "livenessFrames[0]", "7000×7000 pixels; at most 40 megapixels")
 }
