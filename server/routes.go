@@ -14,11 +14,16 @@ func (s *Server) routes() {
 	r := s.router
 	ui := hostedui.New(s.store, s.log)
 	c := console.New(s.store, s.cfg.PublicURL, s.log)
+	rp := c.RequestPages(s.reqlog)
 
 	// Process.
 	r.GET("/healthz", s.public(s.healthz))
 	r.GET("/openapi.json", s.public(s.openapi))
 	r.GET("/v1/admin/backup", s.admin(s.backup))
+
+	// Sandbox tools and operations (SPEC §7).
+	r.GET("/v1/requests", s.api(s.listRequests))
+	r.GET("/v1/requests/:requestId", s.api(s.getRequest))
 
 	// Custody webhooks (seed 001 §4).
 	r.PUT("/webhooks/outbound", s.api(s.putWebhook))
@@ -143,4 +148,6 @@ func (s *Server) routes() {
 	r.GET("/console/wallets/:id", c.Page(c.Wallet))
 	r.GET("/console/transactions", c.Page(c.Transactions))
 	r.GET("/console/transactions/:id", c.Page(c.Transaction))
+	r.GET("/console/requests", c.Page(rp.List))
+	r.GET("/console/requests/:id", c.Page(rp.Detail))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/complybox/complybox/server/requestlog"
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
@@ -42,6 +43,7 @@ type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	router *httprouter.Router
+	reqlog *requestlog.Log // the last API requests per environment (SPEC §7)
 }
 
 // New returns the complybox HTTP handler.
@@ -49,7 +51,7 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Server{store: st, disp: disp, cfg: cfg, log: logger}
+	s := &Server{store: st, disp: disp, cfg: cfg, log: logger, reqlog: requestlog.New(requestlog.Capacity)}
 	s.router = httprouter.New()
 	s.router.RedirectTrailingSlash = false
 	s.router.RedirectFixedPath = false
@@ -83,7 +85,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if imageUpload(r) {
 		limit = bodyLimitImages
 	}
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, start: start}
 	if r.ContentLength > limit {
 		s.writeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	} else {
@@ -93,6 +95,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
 		slog.String("method", method), slog.String("path", wire.RedactPath(r.URL.Path)), slog.Int("status", rec.status),
 		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))
+	if rec.logged {
+		s.recordRequest(rec, r, method, id)
+	}
 }
 
 // imageUploadPath matches the routes that take images: /verify and the
@@ -104,14 +109,26 @@ func imageUpload(r *http.Request) bool {
 	return r.Method == http.MethodPost && imageUploadPath.MatchString(r.URL.Path)
 }
 
+// statusRecorder is the ResponseWriter of every request: it keeps the
+// status and, once an API call has been authenticated (capture), what the
+// request log needs.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	start  time.Time
+	requestCapture
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.logged {
+		r.keepResponse(b)
+	}
+	return r.ResponseWriter.Write(b)
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
@@ -142,6 +159,7 @@ func (s *Server) authed(h handlerFunc, adminOnly bool) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		cred, err := s.store.Authenticate(r.Header.Get("X-Api-Key"), r.Header.Get("X-Api-Secret"))
 		if err == nil {
+			capture(w, r, cred) // an authenticated call is logged, even if refused
 			err = checkAccess(r, cred, adminOnly)
 		}
 		if err == nil {
