@@ -94,6 +94,7 @@ func (s *Server) routes() {
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/spawn-kyc", s.api(s.spawnKYC))
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/regenerate-link", s.api(s.regenerateLink))
 	r.GET("/v1/webhooks/events/catalog", s.api(s.kycCatalog))
+	r.POST("/v1/webhooks/test", s.api(s.testCallback))
 	r.GET("/l/:code", ui.ShortLink)
 
 	// Verification: hosted UI (SPEC §3.8, package hostedui). Pages and their
