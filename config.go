@@ -36,6 +36,7 @@ type Config struct {
 	KYC         KYCConfig          `toml:"kyc"`
 	Dispatch    DispatchConfig     `toml:"dispatch"`
 	Chain       ChainConfig        `toml:"chain"`
+	Metrics     MetricsConfig      `toml:"metrics"`
 	Log         LogConfig          `toml:"log"`
 	Levels      []store.Level      `toml:"levels"`
 	Assets      []store.Asset      `toml:"assets"`
@@ -82,6 +83,12 @@ type DispatchConfig struct {
 type ChainConfig struct {
 	AutoAdvance bool     `toml:"auto_advance"`
 	StepDelay   Duration `toml:"step_delay"`
+}
+
+// MetricsConfig configures GET /metrics (Prometheus text format, on the
+// API's listener, unauthenticated).
+type MetricsConfig struct {
+	Enabled bool `toml:"enabled"`
 }
 
 // LogConfig configures the log written to stderr.
@@ -135,8 +142,9 @@ func DefaultConfig() Config {
 			Concurrency: 16,
 			AllowHTTP:   "loopback",
 		},
-		Chain: ChainConfig{AutoAdvance: true, StepDelay: Duration(3 * time.Second)},
-		Log:   LogConfig{Level: "info", Format: "text"},
+		Chain:   ChainConfig{AutoAdvance: true, StepDelay: Duration(3 * time.Second)},
+		Metrics: MetricsConfig{Enabled: true},
+		Log:     LogConfig{Level: "info", Format: "text"},
 	}
 }
 

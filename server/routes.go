@@ -11,7 +11,7 @@ import (
 // nothing. ui.API(...) requires the hosted-UI session token as a Bearer;
 // c.Page(...) a console session (and CSRF on POST), c.Open(...) nothing.
 func (s *Server) routes() {
-	r := s.router
+	r := routeTable{s}
 	ui := hostedui.New(s.store, s.log)
 	c := console.New(s.store, s.cfg.PublicURL, s.log)
 	rp := c.RequestPages(s.reqlog)
@@ -19,6 +19,9 @@ func (s *Server) routes() {
 	// Process.
 	r.GET("/healthz", s.public(s.healthz))
 	r.GET("/openapi.json", s.public(s.openapi))
+	if s.metrics != nil {
+		r.GET("/metrics", s.public(s.serveMetrics))
+	}
 	r.GET("/v1/admin/backup", s.admin(s.backup))
 
 	// Sandbox tools and operations (SPEC §7).

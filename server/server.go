@@ -29,6 +29,7 @@ const (
 type Config struct {
 	PublicURL string // base of hosted-UI and short links
 	Version   string // reported in the User-Agent and /openapi.json
+	NoMetrics bool   // no GET /metrics ([metrics] enabled = false)
 }
 
 // Dispatcher is what the server needs of the dispatcher.
@@ -38,12 +39,13 @@ type Dispatcher interface {
 
 // Server serves the API, the hosted UI and the console.
 type Server struct {
-	store  *store.Store
-	disp   Dispatcher
-	cfg    Config
-	log    *slog.Logger
-	router *httprouter.Router
-	reqlog *requestlog.Log // the last API requests per environment (SPEC §7)
+	store   *store.Store
+	disp    Dispatcher
+	cfg     Config
+	log     *slog.Logger
+	router  *httprouter.Router
+	reqlog  *requestlog.Log // the last API requests per environment (SPEC §7)
+	metrics *metrics        // nil when disabled
 }
 
 // New returns the complybox HTTP handler.
@@ -52,6 +54,9 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 		logger = slog.Default()
 	}
 	s := &Server{store: st, disp: disp, cfg: cfg, log: logger, reqlog: requestlog.New(requestlog.Capacity)}
+	if !cfg.NoMetrics {
+		s.metrics = newMetrics(st)
+	}
 	s.router = httprouter.New()
 	s.router.RedirectTrailingSlash = false
 	s.router.RedirectFixedPath = false
@@ -95,6 +100,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
 		slog.String("method", method), slog.String("path", wire.RedactPath(r.URL.Path)), slog.Int("status", rec.status),
 		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))
+	if s.metrics != nil {
+		s.metrics.observe(rec.route, method, rec.status, time.Since(start))
+	}
 	if rec.logged {
 		s.recordRequest(rec, r, method, id)
 	}
@@ -116,6 +124,7 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	start  time.Time
+	route  string // the route pattern, "" when none matched
 	requestCapture
 }
 
