@@ -38,6 +38,7 @@ type Config struct {
 	Dispatch    DispatchConfig     `toml:"dispatch"`
 	Chain       ChainConfig        `toml:"chain"`
 	Retention   RetentionConfig    `toml:"retention"`
+	Metrics     MetricsConfig      `toml:"metrics"`
 	Log         LogConfig          `toml:"log"`
 	Levels      []store.Level      `toml:"levels"`
 	Assets      []store.Asset      `toml:"assets"`
@@ -89,6 +90,12 @@ type ChainConfig struct {
 // RetentionConfig configures what the background loop removes (SPEC §1).
 type RetentionConfig struct {
 	Deliveries Duration `toml:"deliveries"` // delivered/dead deliveries, their attempts, events left with no delivery
+}
+
+// MetricsConfig configures GET /metrics (Prometheus text format, on the
+// API's listener, unauthenticated).
+type MetricsConfig struct {
+	Enabled bool `toml:"enabled"`
 }
 
 // LogConfig configures the log written to stderr.
@@ -144,6 +151,7 @@ func DefaultConfig() Config {
 		},
 		Chain:     ChainConfig{AutoAdvance: true, StepDelay: Duration(3 * time.Second)},
 		Retention: RetentionConfig{Deliveries: Duration(store.DefaultDeliveryRetention)},
+		Metrics:   MetricsConfig{Enabled: true},
 		Log:       LogConfig{Level: "info", Format: "text"},
 	}
 }

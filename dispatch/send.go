@@ -156,6 +156,9 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 	h.Set("X-Webhook-Id", task.DeliveryID)
 	h.Set("X-Webhook-Event-Type", task.EventType)
 	h.Set("X-Webhook-Attempt", strconv.Itoa(task.Attempt))
+	if task.Test {
+		h.Set("X-Webhook-Test", "true")
+	}
 	h.Set("webhook-id", task.EventID)
 	h.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	h.Set("webhook-signature", SignStandard(task.Secret, task.EventID, ts, task.Payload))

@@ -57,6 +57,7 @@ type sweepFixture struct {
 	person, company, level, token, short string
 	companyToken                         string
 	vault, wallet, tx, delivery          string
+	request                              string // a request id in the request log
 }
 
 // newSweepFixture creates an applicant, a company with a spawned UBO row, a
@@ -74,6 +75,7 @@ func newSweepFixture(in *instance) sweepFixture {
 	f.token, f.short = s["token"].(string), s["shortCode"].(string)
 	f.companyToken = in.expect(201, "POST", "/v1/applicants/sweep-co/verification-sessions", nil).m(t)["token"].(string)
 	f.vault = in.vault("sweep")
+	f.request = in.expect(200, "GET", "/vaults/"+f.vault, nil).Header.Get("X-Request-Id")
 	f.wallet = in.wallet(f.vault, "ETH").WalletID
 	var tx struct{ TransactionID string }
 	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": f.wallet, "amount": "1.5"}).json(t, &tx)
@@ -101,6 +103,8 @@ func (f sweepFixture) fill(path string) string {
 			parts[i] = f.token
 		case p == ":code":
 			parts[i] = f.short
+		case p == ":requestId":
+			parts[i] = f.request
 		case strings.HasPrefix(path, "/v1/applicants/:id/ubos") || strings.HasPrefix(path, "/v1/applicants/:id/company"):
 			parts[i] = f.company
 		case strings.Contains(path, "applicants/"):

@@ -35,8 +35,32 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
+// testWebhook serves POST /webhooks/outbound/test {eventType?}: webhook.test,
+// or a sample of a custody catalog type (SPEC §7).
 func (s *Server) testWebhook(w http.ResponseWriter, r *request) error {
-	id, err := s.store.SendTestEvent(r.env)
+	return s.sendSample(w, r, store.DestCustody)
+}
+
+// testCallback serves POST /v1/webhooks/test {eventType?}: the same for the
+// KYC callback and the applicant catalog.
+func (s *Server) testCallback(w http.ResponseWriter, r *request) error {
+	return s.sendSample(w, r, store.DestKYC)
+}
+
+func (s *Server) sendSample(w http.ResponseWriter, r *request, dest string) error {
+	var in struct {
+		EventType *string `json:"eventType"`
+	}
+	if err := wire.Decode(r.Request, &in); err != nil {
+		return err
+	}
+	eventType := ""
+	if in.EventType != nil {
+		if eventType = *in.EventType; eventType == "" {
+			return store.Invalid("eventType", "eventType must name a catalog type; leave it out for webhook.test")
+		}
+	}
+	id, err := s.store.SendSampleEvent(r.env, dest, eventType)
 	if err != nil {
 		return err
 	}

@@ -11,14 +11,22 @@ import (
 // nothing. ui.API(...) requires the hosted-UI session token as a Bearer;
 // c.Page(...) a console session (and CSRF on POST), c.Open(...) nothing.
 func (s *Server) routes() {
-	r := s.router
+	r := routeTable{s}
 	ui := hostedui.New(s.store, s.log)
 	c := console.New(s.store, s.cfg.PublicURL, s.log)
+	rp := c.RequestPages(s.reqlog)
 
 	// Process.
 	r.GET("/healthz", s.public(s.healthz))
 	r.GET("/openapi.json", s.public(s.openapi))
+	if s.metrics != nil {
+		r.GET("/metrics", s.public(s.serveMetrics))
+	}
 	r.GET("/v1/admin/backup", s.admin(s.backup))
+
+	// Sandbox tools and operations (SPEC §7).
+	r.GET("/v1/requests", s.api(s.listRequests))
+	r.GET("/v1/requests/:requestId", s.api(s.getRequest))
 
 	// Custody webhooks (seed 001 §4).
 	r.PUT("/webhooks/outbound", s.api(s.putWebhook))
@@ -89,6 +97,7 @@ func (s *Server) routes() {
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/spawn-kyc", s.api(s.spawnKYC))
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/regenerate-link", s.api(s.regenerateLink))
 	r.GET("/v1/webhooks/events/catalog", s.api(s.kycCatalog))
+	r.POST("/v1/webhooks/test", s.api(s.testCallback))
 	r.GET("/l/:code", ui.ShortLink)
 
 	// Verification: hosted UI (SPEC §3.8, package hostedui). Pages and their
@@ -143,4 +152,6 @@ func (s *Server) routes() {
 	r.GET("/console/wallets/:id", c.Page(c.Wallet))
 	r.GET("/console/transactions", c.Page(c.Transactions))
 	r.GET("/console/transactions/:id", c.Page(c.Transaction))
+	r.GET("/console/requests", c.Page(rp.List))
+	r.GET("/console/requests/:id", c.Page(rp.Detail))
 }

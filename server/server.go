@@ -14,6 +14,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/complybox/complybox/server/requestlog"
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
@@ -28,6 +29,7 @@ const (
 type Config struct {
 	PublicURL string // base of hosted-UI and short links
 	Version   string // reported in the User-Agent and /openapi.json
+	NoMetrics bool   // no GET /metrics ([metrics] enabled = false)
 }
 
 // Dispatcher is what the server needs of the dispatcher.
@@ -37,11 +39,13 @@ type Dispatcher interface {
 
 // Server serves the API, the hosted UI and the console.
 type Server struct {
-	store  *store.Store
-	disp   Dispatcher
-	cfg    Config
-	log    *slog.Logger
-	router *httprouter.Router
+	store   *store.Store
+	disp    Dispatcher
+	cfg     Config
+	log     *slog.Logger
+	router  *httprouter.Router
+	reqlog  *requestlog.Log // the last API requests per environment (SPEC §7)
+	metrics *metrics        // nil when disabled
 }
 
 // New returns the complybox HTTP handler.
@@ -49,7 +53,10 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Server{store: st, disp: disp, cfg: cfg, log: logger}
+	s := &Server{store: st, disp: disp, cfg: cfg, log: logger, reqlog: requestlog.New(requestlog.Capacity)}
+	if !cfg.NoMetrics {
+		s.metrics = newMetrics(st)
+	}
 	s.router = httprouter.New()
 	s.router.RedirectTrailingSlash = false
 	s.router.RedirectFixedPath = false
@@ -83,7 +90,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if imageUpload(r) {
 		limit = bodyLimitImages
 	}
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, start: start}
 	if r.ContentLength > limit {
 		s.writeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	} else {
@@ -93,6 +100,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
 		slog.String("method", method), slog.String("path", wire.RedactPath(r.URL.Path)), slog.Int("status", rec.status),
 		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))
+	if s.metrics != nil {
+		s.metrics.observe(rec.route, method, rec.status, time.Since(start))
+	}
+	if rec.logged {
+		s.recordRequest(rec, r, method, id)
+	}
 }
 
 // imageUploadPath matches the routes that take images: /verify and the
@@ -104,14 +117,27 @@ func imageUpload(r *http.Request) bool {
 	return r.Method == http.MethodPost && imageUploadPath.MatchString(r.URL.Path)
 }
 
+// statusRecorder is the ResponseWriter of every request: it keeps the
+// status and, once an API call has been authenticated (capture), what the
+// request log needs.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	start  time.Time
+	route  string // the route pattern, "" when none matched
+	requestCapture
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.logged {
+		r.keepResponse(b)
+	}
+	return r.ResponseWriter.Write(b)
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
@@ -142,6 +168,7 @@ func (s *Server) authed(h handlerFunc, adminOnly bool) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		cred, err := s.store.Authenticate(r.Header.Get("X-Api-Key"), r.Header.Get("X-Api-Secret"))
 		if err == nil {
+			capture(w, r, cred) // an authenticated call is logged, even if refused
 			err = checkAccess(r, cred, adminOnly)
 		}
 		if err == nil {

@@ -29,6 +29,12 @@ type ApplicantReviewed struct {
 // applicantId, externalUserId, levelName, reviewStatus and environment;
 // extra adds type-specific keys.
 func (t *txn) event(env Env, a *diskApplicant, eventType string, extra map[string]any) error {
+	return t.enqueue(env, DestKYC, eventType, "applicant", a.ExternalID, applicantEventData(env, a, eventType, extra))
+}
+
+// applicantEventData is the data of an applicant event (also of the samples
+// of SendSampleEvent, so their shape is the real one).
+func applicantEventData(env Env, a *diskApplicant, eventType string, extra map[string]any) any {
 	var data any
 	if eventType == "applicantReviewed" {
 		labels := a.Review.RejectLabels
@@ -50,7 +56,7 @@ func (t *txn) event(env Env, a *diskApplicant, eventType string, extra map[strin
 		}
 		data = m
 	}
-	return t.enqueue(env, DestKYC, eventType, "applicant", a.ExternalID, data)
+	return data
 }
 
 // historyEventTypes is the seed's partner-visible list (seed 2.4).

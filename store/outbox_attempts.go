@@ -15,8 +15,9 @@ type DeliveryTask struct {
 	URL          string // "" when the destination is no longer configured
 	Secret       string
 	Payload      []byte
-	Attempt      int // number of this attempt, counting every attempt so far
-	RoundAttempt int // number of this attempt within the current round
+	Attempt      int  // number of this attempt, counting every attempt so far
+	RoundAttempt int  // number of this attempt within the current round
+	Test         bool // a test event: sent with X-Webhook-Test: true
 }
 
 // destination is where a destination's deliveries go now.
@@ -36,7 +37,7 @@ func (t *txn) deliveryTask(j Job, dests map[string]destination) (*DeliveryTask, 
 	task := &DeliveryTask{
 		DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType,
 		Destination: d.Destination, Payload: payload,
-		Attempt: d.AttemptCount + 1, RoundAttempt: d.AttemptCount - d.RoundStart + 1,
+		Attempt: d.AttemptCount + 1, RoundAttempt: d.AttemptCount - d.RoundStart + 1, Test: d.Test,
 	}
 	key := string(j.Env) + "|" + d.Destination
 	dest, ok := dests[key]

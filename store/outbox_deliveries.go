@@ -59,6 +59,7 @@ type DeliverySummary struct {
 	CreatedAt     Time    `json:"createdAt"`
 	DeliveredAt   Time    `json:"deliveredAt"`
 	NextAttemptAt Time    `json:"nextAttemptAt"`
+	Test          bool    `json:"test,omitempty"` // a test event (SPEC §7), sent with X-Webhook-Test: true
 }
 
 // Delivery is one (event, destination) pair with its attempts.
@@ -431,24 +432,8 @@ func (s *Store) RetryDeliveries(env Env, f DeliveryFilter) (int, error) {
 }
 
 // SendTestEvent enqueues a webhook.test event to the custody URL and returns
-// its delivery id. Returns ECONFLICT webhook_not_configured without a URL.
+// its delivery id (SendSampleEvent with no type). Returns ECONFLICT
+// webhook_not_configured without a URL.
 func (s *Store) SendTestEvent(env Env) (string, error) {
-	var id string
-	err := s.update(func(t *txn) error {
-		cfg, err := t.webhookConfig(env)
-		if err != nil {
-			return err
-		}
-		if cfg.URL == "" {
-			return Conflict("webhook_not_configured", "no webhook URL is configured; PUT /webhooks/outbound first")
-		}
-		id = newID()
-		ev, err := t.putEvent(env, "webhook.test", "webhook", id, map[string]any{"message": "This is a test event from complybox.", "sentAt": At(t.now)})
-		if err != nil {
-			return err
-		}
-		_, err = t.createDelivery(env, DestCustody, ev, id)
-		return err
-	})
-	return id, err
+	return s.SendSampleEvent(env, DestCustody, "")
 }

@@ -1,0 +1,119 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/complybox/complybox/store"
+)
+
+// Metrics (SPEC §7): GET /metrics in the Prometheus text format, from a
+// registry of the Server's own (two servers in one process never share
+// one). It is unauthenticated, as Prometheus scrapers expect; bind the
+// listener to a private address, or set [metrics] enabled = false, when
+// the listener is public.
+
+// metrics are the Server's Prometheus metrics.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec   // route, method, status class
+	latency  *prometheus.HistogramVec // route, method
+}
+
+func newMetrics(st *store.Store) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "complybox_http_requests_total",
+			Help: "HTTP requests answered, by route pattern (unmatched for none), method and status class.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "complybox_http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, by route pattern and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method"}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, storeCollector{st},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// statusClasses are the status label values, by status / 100.
+var statusClasses = [...]string{"0xx", "1xx", "2xx", "3xx", "4xx", "5xx"}
+
+// observe counts one answered request.
+func (m *metrics) observe(route, method string, status int, d time.Duration) {
+	if route == "" {
+		route = "unmatched"
+	}
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+	default:
+		method = "other" // the label set stays bounded whatever clients send
+	}
+	class := "other"
+	if i := status / 100; i >= 0 && i < len(statusClasses) {
+		class = statusClasses[i]
+	}
+	m.requests.WithLabelValues(route, method, class).Inc()
+	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+// serveMetrics serves GET /metrics.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil
+}
+
+// storeCollector reads the store's gauges at each scrape (store.Stats: O(1)).
+type storeCollector struct{ st *store.Store }
+
+var (
+	descDBSize      = prometheus.NewDesc("complybox_db_size_bytes", "Size of the bbolt db file.", nil, nil)
+	descScheduleLag = prometheus.NewDesc("complybox_schedule_lag_seconds",
+		"How late the earliest due job of the schedule is (now - its due time); 0 when nothing is overdue.", nil, nil)
+)
+
+func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descDBSize
+	ch <- descScheduleLag
+}
+
+func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	st, err := c.st.Stats()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descDBSize, err)
+		return
+	}
+	lag := 0.0
+	if !st.OldestDue.IsZero() && st.Now.After(st.OldestDue) {
+		lag = st.Now.Sub(st.OldestDue).Seconds()
+	}
+	ch <- prometheus.MustNewConstMetric(descDBSize, prometheus.GaugeValue, float64(st.DBBytes))
+	ch <- prometheus.MustNewConstMetric(descScheduleLag, prometheus.GaugeValue, lag)
+}
+
+// routeTable registers routes on the Server's router, each handler told its
+// route pattern for the metrics' route label.
+type routeTable struct{ s *Server }
+
+func (t routeTable) GET(path string, h httprouter.Handle)    { t.s.router.GET(path, named(path, h)) }
+func (t routeTable) POST(path string, h httprouter.Handle)   { t.s.router.POST(path, named(path, h)) }
+func (t routeTable) PUT(path string, h httprouter.Handle)    { t.s.router.PUT(path, named(path, h)) }
+func (t routeTable) PATCH(path string, h httprouter.Handle)  { t.s.router.PATCH(path, named(path, h)) }
+func (t routeTable) DELETE(path string, h httprouter.Handle) { t.s.router.DELETE(path, named(path, h)) }
+
+// named sets the route pattern on the request's statusRecorder.
+func named(pattern string, h httprouter.Handle) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if rec, ok := w.(*statusRecorder); ok {
+			rec.route = pattern
+		}
+		h(w, r, ps)
+	}
+}

@@ -1,0 +1,252 @@
+package requestlog
+
+import (
+	"bytes"
+	"mime"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Redacted is what a secret value becomes.
+const Redacted = "[redacted]"
+
+// minBase64 is the length from which a string of base64 characters is taken
+// for an image (or another blob) and redacted. Ids, hashes (64 hex) and
+// addresses are shorter.
+const minBase64 = 128
+
+// SecretName reports whether a field, header or parameter name holds a
+// secret: any name with secret, password, token or authorization in it
+// (signingSecret, callbackSecret, X-Api-Secret, sessionToken, …).
+func SecretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"secret", "password", "token", "authorization", "csrf"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Redact returns a body, possibly cut short anywhere, as text safe to show:
+// in JSON the values of secret fields, long base64 strings and data: URLs
+// are replaced and hosted-UI tokens cut out of links; in a multipart form
+// file parts are replaced; a binary body is replaced whole.
+func Redact(contentType string, b []byte) string {
+	mt, params, _ := mime.ParseMediaType(contentType)
+	trimmed := bytes.TrimLeft(b, " \t\r\n")
+	switch {
+	case strings.HasPrefix(mt, "multipart/"):
+		return redactMultipart(b, params["boundary"])
+	case mt == "application/x-www-form-urlencoded":
+		return RedactQuery(string(b))
+	case len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '['):
+		return string(redactJSON(b))
+	case strings.HasPrefix(mt, "image/") || mt == "application/octet-stream" || mt == "application/pdf" || !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0:
+		return "[binary body redacted]"
+	}
+	return string(redactString(b))
+}
+
+// RedactQuery redacts the secret parameters and base64 blobs of a query
+// string.
+func RedactQuery(q string) string {
+	if q == "" {
+		return q
+	}
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		k, v, _ := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		switch {
+		case SecretName(name):
+			parts[i] = k + "=" + url.QueryEscape(Redacted)
+		case len(v) >= minBase64 && isBase64(v):
+			parts[i] = k + "=" + url.QueryEscape(blob(len(v)))
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+func blob(n int) string { return "[redacted base64, " + strconv.Itoa(n) + " chars]" }
+
+// redactJSON rewrites JSON, complete or cut short, string by string: the
+// structure is followed only as far as needed to know each string's field.
+func redactJSON(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	var (
+		stack     []byte   // '{' or '['
+		keys      [][]byte // the field name in force at each level
+		key       []byte
+		expectKey bool
+	)
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch c {
+		case '{', '[':
+			stack = append(stack, c)
+			keys = append(keys, key)
+			expectKey = c == '{'
+		case '}', ']':
+			if n := len(stack); n > 0 {
+				stack, key, keys = stack[:n-1], keys[n-1], keys[:n-1]
+			}
+			expectKey = false
+		case ',':
+			expectKey = len(stack) > 0 && stack[len(stack)-1] == '{'
+		case ':':
+			expectKey = false
+		case '"':
+			end, closed := stringEnd(b, i)
+			s := b[i:end]
+			if expectKey {
+				key = s
+				out = append(out, s...)
+			} else {
+				content := s[1:]
+				if closed {
+					content = content[:len(content)-1]
+				}
+				out = appendValue(out, key, content)
+			}
+			i = end
+			continue
+		}
+		out = append(out, c)
+		i++
+	}
+	return out
+}
+
+// stringEnd is the index just past the JSON string starting at b[i] and
+// true, or len(b) and false when the body was cut inside it.
+func stringEnd(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return len(b), false
+}
+
+// appendValue appends, quoted and redacted, the content of a JSON string of
+// field key.
+func appendValue(out, key, content []byte) []byte {
+	name := strings.Trim(string(key), `"`)
+	switch {
+	case SecretName(name):
+		return append(out, `"`+Redacted+`"`...)
+	case bytes.HasPrefix(content, []byte("data:")):
+		return append(out, `"[redacted data URL, `+strconv.Itoa(len(content))+` chars]"`...)
+	case len(content) >= minBase64 && isBase64(string(content)):
+		return append(out, `"`+blob(len(content))+`"`...)
+	}
+	out = append(out, '"')
+	out = append(out, redactString(content)...)
+	return append(out, '"')
+}
+
+// redactString cuts hosted-UI session tokens and short-link codes out of
+// the links in a text: /sdk/{token}, /l/{code}.
+func redactString(s []byte) []byte {
+	if !bytes.Contains(s, []byte("/sdk/")) && !bytes.Contains(s, []byte("/l/")) {
+		return s
+	}
+	var out []byte
+	for len(s) > 0 {
+		i, mark := -1, ""
+		for _, m := range []string{"/sdk/", "/l/"} {
+			if j := bytes.Index(s, []byte(m)); j >= 0 && (i < 0 || j < i) {
+				i, mark = j, m
+			}
+		}
+		if i < 0 {
+			break
+		}
+		out = append(out, s[:i+len(mark)]...)
+		s = s[i+len(mark):]
+		j := 0
+		for j < len(s) && s[j] != '/' && s[j] != '?' && s[j] != '"' && s[j] != '\\' && s[j] != ' ' && s[j] != '&' {
+			j++
+		}
+		if j > 0 {
+			out = append(out, Redacted...)
+		}
+		s = s[j:]
+	}
+	return append(out, s...)
+}
+
+// isBase64 reports whether s is made of base64 characters, standard or URL
+// safe (JSON may escape "/" as "\/").
+func isBase64(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' || c == '\\') {
+			return false
+		}
+	}
+	return true
+}
+
+// redactMultipart keeps a multipart body's part headers and its text
+// fields, redacted as a query would be, and replaces file parts.
+func redactMultipart(b []byte, boundary string) string {
+	if boundary == "" {
+		return "[multipart body redacted]"
+	}
+	delim := []byte("--" + boundary)
+	var out strings.Builder
+	parts := bytes.Split(b, delim)
+	for i, p := range parts {
+		if i > 0 {
+			out.Write(delim)
+		}
+		head, body, ok := bytes.Cut(p, []byte("\r\n\r\n"))
+		if !ok {
+			out.Write(p)
+			continue
+		}
+		out.Write(head)
+		out.WriteString("\r\n\r\n")
+		h := strings.ToLower(string(head))
+		name := ""
+		if _, params, err := mime.ParseMediaType(strings.TrimSpace(afterHeader(h, "content-disposition:"))); err == nil {
+			name = params["name"]
+		}
+		body = bytes.TrimSuffix(body, []byte("\r\n"))
+		switch {
+		case strings.Contains(h, "filename="):
+			out.WriteString("[file redacted, " + strconv.Itoa(len(body)) + " bytes]\r\n")
+		case SecretName(name):
+			out.WriteString(Redacted + "\r\n")
+		case len(body) >= minBase64 && isBase64(string(body)), bytes.HasPrefix(body, []byte("data:")):
+			out.WriteString(blob(len(body)) + "\r\n")
+		case !utf8.Valid(body):
+			out.WriteString("[binary redacted]\r\n")
+		default:
+			out.Write(body)
+			out.WriteString("\r\n")
+		}
+	}
+	return out.String()
+}
+
+// afterHeader is the value of the header line starting with name (lower
+// case) in a part's head, "" when absent.
+func afterHeader(head, name string) string {
+	for _, line := range strings.Split(head, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,236 @@
+// Package requestlog keeps the last API requests of each environment in
+// memory for partners to look back at (SPEC §7): method, path, query,
+// status, duration, request id, credential key and the first 4 KiB of both
+// bodies. It is lost at restart. Entries keep the bytes as they went over
+// the wire; every reader gets them through Redact, so images (base64
+// strings, data: URLs, file parts, binary bodies) and secrets never leave
+// the log. Recording costs a lock and an append: redaction is paid only by
+// whoever reads.
+package requestlog
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/complybox/complybox/store"
+)
+
+// Defaults of the log.
+const (
+	Capacity = 10000   // entries kept per environment
+	MaxBody  = 4 << 10 // bytes kept of each body
+)
+
+// Entry is one request as recorded.
+type Entry struct {
+	RequestID           string
+	At                  time.Time // when it arrived (the store's clock)
+	Method              string
+	Path                string
+	Query               string // raw query, without "?"
+	Status              int
+	Duration            time.Duration
+	CredentialKey       string
+	RequestContentType  string
+	RequestBody         []byte // the first MaxBody bytes
+	RequestBodySize     int64  // bytes read in all
+	ResponseContentType string
+	ResponseBody        []byte // the first MaxBody bytes
+	ResponseBodySize    int64  // bytes written in all
+}
+
+// View is an entry as GET /v1/requests and the console show it: bodies
+// truncated and redacted.
+type View struct {
+	RequestID             string     `json:"requestId"`
+	At                    store.Time `json:"at"`
+	Method                string     `json:"method"`
+	Path                  string     `json:"path"`
+	Query                 string     `json:"query"`
+	Status                int        `json:"status"`
+	DurationMs            float64    `json:"durationMs"`
+	CredentialKey         string     `json:"credentialKey"`
+	RequestBody           *string    `json:"requestBody"`
+	RequestBodyBytes      int64      `json:"requestBodyBytes"`
+	RequestBodyTruncated  bool       `json:"requestBodyTruncated"`
+	ResponseBody          *string    `json:"responseBody"`
+	ResponseBodyBytes     int64      `json:"responseBodyBytes"`
+	ResponseBodyTruncated bool       `json:"responseBodyTruncated"`
+}
+
+// Log is the request log of every environment. The zero value is not
+// usable; see New.
+type Log struct {
+	envs map[store.Env]*ring
+}
+
+// ring is one environment's entries: entry number n is at buf[n%cap].
+type ring struct {
+	mu   sync.Mutex
+	buf  []Entry
+	size int
+	next uint64 // number of the next entry; entries next-len(buf) .. next-1 exist
+}
+
+// New returns an empty log keeping capacity entries per environment.
+func New(capacity int) *Log {
+	l := &Log{envs: map[store.Env]*ring{}}
+	for _, env := range store.Envs() {
+		l.envs[env] = &ring{size: capacity}
+	}
+	return l
+}
+
+// Record adds e to env's log, dropping the oldest entry when it is full.
+// The bodies are kept as given: the caller hands over slices it no longer
+// writes to.
+func (l *Log) Record(env store.Env, e Entry) {
+	r := l.envs[env]
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if len(r.buf) < r.size {
+		r.buf = append(r.buf, e)
+	} else {
+		r.buf[r.next%uint64(r.size)] = e
+	}
+	r.next++
+	r.mu.Unlock()
+}
+
+// Filter selects entries; empty fields select everything.
+type Filter struct {
+	Status     string // a class ("4xx") or a code ("404")
+	PathPrefix string
+	Method     string
+	RequestID  string
+}
+
+// CheckFilter returns EINVALID naming the parameter of a bad filter value.
+func CheckFilter(f Filter) error {
+	if f.Status != "" {
+		if _, _, ok := statusRange(f.Status); !ok {
+			return store.Invalid("status", "status must be a class such as 4xx or a code such as 404")
+		}
+	}
+	return nil
+}
+
+// statusRange is the inclusive range of codes a status filter selects.
+func statusRange(s string) (lo, hi int, ok bool) {
+	if len(s) == 3 && s[1:] == "xx" && s[0] >= '1' && s[0] <= '5' {
+		lo = int(s[0]-'0') * 100
+		return lo, lo + 99, true
+	}
+	if n, err := strconv.Atoi(s); err == nil && len(s) == 3 && n >= 100 && n <= 599 {
+		return n, n, true
+	}
+	return 0, 0, false
+}
+
+func (f Filter) match(e *Entry, lo, hi int) bool {
+	return (f.Status == "" || e.Status >= lo && e.Status <= hi) &&
+		(f.PathPrefix == "" || strings.HasPrefix(e.Path, f.PathPrefix)) &&
+		(f.Method == "" || strings.EqualFold(e.Method, f.Method)) &&
+		(f.RequestID == "" || e.RequestID == f.RequestID)
+}
+
+// cursorPrefix marks a request-log page cursor.
+const cursorPrefix = "requests:"
+
+// List returns env's entries matching f, newest first, a page at a time.
+// A page scans at most the whole ring (Capacity entries, in memory), never
+// more, whatever has been served. Returns EINVALID for a bad filter or
+// cursor.
+func (l *Log) List(env store.Env, f Filter, p store.Page) ([]View, *string, error) {
+	if err := CheckFilter(f); err != nil {
+		return nil, nil, err
+	}
+	lo, hi, _ := statusRange(f.Status)
+	r := l.envs[env]
+	if r == nil {
+		return []View{}, nil, nil
+	}
+	var from uint64 // entries numbered below from
+	hasCursor := p.Cursor != ""
+	if hasCursor {
+		b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		n, ok := strings.CutPrefix(string(b), cursorPrefix)
+		v, perr := strconv.ParseUint(n, 10, 64)
+		if err != nil || !ok || perr != nil {
+			return nil, nil, store.Invalid("cursor", "cursor is not one this service returned")
+		}
+		from = v
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = store.DefaultLimit
+	}
+	var picked []Entry
+	var last uint64
+	more := false
+	r.mu.Lock()
+	oldest := r.next - uint64(len(r.buf))
+	n := r.next
+	if hasCursor && from < n {
+		n = from
+	}
+	for n > oldest {
+		n--
+		e := &r.buf[n%uint64(r.size)]
+		if !f.match(e, lo, hi) {
+			continue
+		}
+		if len(picked) == limit {
+			more = true
+			break
+		}
+		picked = append(picked, *e)
+		last = n
+	}
+	r.mu.Unlock()
+	out := make([]View, len(picked))
+	for i := range picked {
+		out[i] = view(&picked[i])
+	}
+	if !more {
+		return out, nil, nil
+	}
+	cur := base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatUint(last, 10)))
+	return out, &cur, nil
+}
+
+// Get returns env's newest entry with the request id. Returns ENOTFOUND.
+func (l *Log) Get(env store.Env, requestID string) (View, error) {
+	items, _, err := l.List(env, Filter{RequestID: requestID}, store.Page{Limit: 1})
+	if err != nil {
+		return View{}, err
+	}
+	if len(items) == 0 {
+		return View{}, store.Errorf(store.ENOTFOUND, "request_not_found", "no request %q in the request log (it keeps the last %d requests, in memory)", requestID, Capacity)
+	}
+	return items[0], nil
+}
+
+// view redacts an entry for reading.
+func view(e *Entry) View {
+	v := View{
+		RequestID: e.RequestID, At: store.At(e.At), Method: e.Method, Path: e.Path, Query: RedactQuery(e.Query),
+		Status: e.Status, DurationMs: float64(e.Duration.Microseconds()) / 1000, CredentialKey: e.CredentialKey,
+		RequestBodyBytes: e.RequestBodySize, RequestBodyTruncated: e.RequestBodySize > int64(len(e.RequestBody)),
+		ResponseBodyBytes: e.ResponseBodySize, ResponseBodyTruncated: e.ResponseBodySize > int64(len(e.ResponseBody)),
+	}
+	if len(e.RequestBody) > 0 {
+		s := Redact(e.RequestContentType, e.RequestBody)
+		v.RequestBody = &s
+	}
+	if len(e.ResponseBody) > 0 {
+		s := Redact(e.ResponseContentType, e.ResponseBody)
+		v.ResponseBody = &s
+	}
+	return v
+}

@@ -1,0 +1,118 @@
+package requestlog_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/complybox/complybox/server/requestlog"
+	"github.com/complybox/complybox/store"
+)
+
+// image is a base64 string as an image upload carries it.
+var image = strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", 5)
+
+// TestRedact: secrets, base64 blobs, data: URLs, file parts, binary bodies
+// and hosted-UI tokens never survive; everything else does, also in a body
+// cut short inside a value.
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, contentType, body string
+		keep                    []string
+		gone                    []string
+	}{
+		{"JSONSecrets", "application/json",
+			`{"url":"https://r.example/h","signingSecret":"c2VjcmV0LXNpZ25pbmctc2VjcmV0LWJ5dGVzLTMyYnl0ZXM=","nested":{"callbackSecret":"cb-secret-1","token":"tok-1"},"list":[{"X-Api-Secret":"hdr"}],"name":"ok"}`,
+			[]string{`"url":"https://r.example/h"`, `"name":"ok"`, `"signingSecret":"[redacted]"`},
+			[]string{"c2VjcmV0", "cb-secret-1", "tok-1", "hdr"}},
+		{"JSONImages", "application/json",
+			`{"idDocFront":"` + image + `","selfie":"data:image/png;base64,iVBORw0KGgo=","firstName":"Ada"}`,
+			[]string{`"firstName":"Ada"`, "[redacted base64, ", "[redacted data URL, "},
+			[]string{"iVBOR"}},
+		{"JSONCutInsideImage", "application/json",
+			`{"firstName":"Ada","idDocFront":"` + image[:300],
+			[]string{`"firstName":"Ada"`, "[redacted base64, 300 chars]"},
+			[]string{"iVBOR"}},
+		{"JSONCutInsideSecret", "application/json",
+			`{"signingSecret":"abcdefgh`,
+			[]string{`"signingSecret":"[redacted]"`},
+			[]string{"abcdefgh"}},
+		{"Links", "application/json",
+			`{"url":"http://127.0.0.1:8080/sdk/sess-token-1?lang=en","shortUrl":"http://127.0.0.1:8080/l/code123","verificationLinkUrl":"https://x/l/abc"}`,
+			[]string{"/sdk/[redacted]?lang=en", "/l/[redacted]"},
+			[]string{"sess-token-1", "code123", "/l/abc"}},
+		{"Multipart", "multipart/form-data; boundary=XyZ",
+			"--XyZ\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nidentity_doc\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\nbinary\r\n--XyZ\r\nContent-Disposition: form-data; name=\"sessionToken\"\r\n\r\nsecret-tok\r\n--XyZ--\r\n",
+			[]string{"identity_doc", "[file redacted, ", `filename="a.png"`},
+			[]string{"PNG", "binary", "secret-tok"}},
+		{"Binary", "image/jpeg", "\xff\xd8\xff\xe0JFIFpixels", []string{"[binary body redacted]"}, []string{"JFIF"}},
+		{"Form", "application/x-www-form-urlencoded", "a=1&password=hunter2&csrf=x", []string{"a=1"}, []string{"hunter2", "csrf=x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := requestlog.Redact(c.contentType, []byte(c.body))
+			for _, k := range c.keep {
+				if !strings.Contains(got, k) {
+					t.Errorf("%q lost %q", got, k)
+				}
+			}
+			for _, g := range c.gone {
+				if strings.Contains(got, g) {
+					t.Errorf("%q still holds %q", got, g)
+				}
+			}
+		})
+	}
+	if got := requestlog.RedactQuery("status=4xx&token=abc&blob=" + image); strings.Contains(got, "abc") || strings.Contains(got, "iVBOR") || !strings.Contains(got, "status=4xx") {
+		t.Errorf("RedactQuery: %q", got)
+	}
+}
+
+// TestLogRing: the log keeps the last entries of each environment apart,
+// newest first, pages them with a cursor and filters them.
+func TestLogRing(t *testing.T) {
+	t.Parallel()
+	l := requestlog.New(5)
+	at := time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
+	for i := range 8 {
+		status := 200
+		if i%2 == 1 {
+			status = 404
+		}
+		l.Record(store.Sandbox, requestlog.Entry{RequestID: fmt.Sprint("s", i), At: at, Method: "GET", Path: fmt.Sprint("/v1/applicants/", i), Status: status})
+	}
+	l.Record(store.Production, requestlog.Entry{RequestID: "p0", Method: "POST", Path: "/vaults", Status: 201})
+
+	ids := func(vs []requestlog.View) string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.RequestID)
+		}
+		return strings.Join(out, ",")
+	}
+	all, next, err := l.List(store.Sandbox, requestlog.Filter{}, store.Page{Limit: 2})
+	if err != nil || ids(all) != "s7,s6" || next == nil {
+		t.Fatalf("first page %s next %v err %v", ids(all), next, err)
+	}
+	rest, next, err := l.List(store.Sandbox, requestlog.Filter{}, store.Page{Limit: 10, Cursor: *next})
+	if err != nil || ids(rest) != "s5,s4,s3" || next != nil {
+		t.Fatalf("second page %s next %v err %v (the ring keeps 5)", ids(rest), next, err)
+	}
+	bad, _, err := l.List(store.Sandbox, requestlog.Filter{Status: "4xx"}, store.Page{Limit: 10})
+	if err != nil || ids(bad) != "s7,s5,s3" {
+		t.Fatalf("4xx: %s %v", ids(bad), err)
+	}
+	if p, _, _ := l.List(store.Production, requestlog.Filter{}, store.Page{Limit: 10}); ids(p) != "p0" {
+		t.Fatalf("production sees %s", ids(p))
+	}
+	if _, err := l.Get(store.Production, "s7"); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Fatalf("production reads a sandbox entry: %v", err)
+	}
+	if _, _, err := l.List(store.Sandbox, requestlog.Filter{Status: "4x"}, store.Page{}); store.AsError(err).Field != "status" {
+		t.Fatalf("bad status filter: %v", err)
+	}
+	if _, _, err := l.List(store.Sandbox, requestlog.Filter{}, store.Page{Cursor: "nope"}); store.AsError(err).Field != "cursor" {
+		t.Fatalf("bad cursor: %v", err)
+	}
+}

@@ -1,0 +1,155 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/complybox/complybox/store"
+)
+
+// logged is an entry of GET /v1/requests.
+type logged struct {
+	RequestID             string
+	At                    string
+	Method                string
+	Path                  string
+	Query                 string
+	Status                int
+	DurationMs            float64
+	CredentialKey         string
+	RequestBody           *string
+	RequestBodyBytes      int64
+	RequestBodyTruncated  bool
+	ResponseBody          *string
+	ResponseBodyBytes     int64
+	ResponseBodyTruncated bool
+}
+
+// requests reads GET /v1/requests?query with the instance's credential.
+func (in *instance) requests(query string, headers ...string) ([]logged, *string, string) {
+	in.t.Helper()
+	r := in.expect(200, "GET", "/v1/requests"+query, nil, headers...)
+	var out struct {
+		Items      []logged
+		NextCursor *string
+	}
+	r.json(in.t, &out)
+	return out.Items, out.NextCursor, string(r.Body)
+}
+
+// TestRequestLog: a partner finds a failed call by the requestId of its
+// error body, with both bodies; secrets and images never show; each
+// environment sees only its own calls; calls without a valid credential and
+// reads of the log are not logged.
+func TestRequestLog(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+
+	// A failed call: its error body names the request id that finds it.
+	bad := in.expect(400, "POST", "/v1/applicants", map[string]any{"externalUserId": "bad id!", "firstName": "Ada"})
+	var eb struct {
+		Error struct{ Code, Field, RequestID string }
+	}
+	bad.json(t, &eb)
+	if eb.Error.RequestID == "" || eb.Error.RequestID != bad.Header.Get("X-Request-Id") {
+		t.Fatalf("error body requestId %q, header %q", eb.Error.RequestID, bad.Header.Get("X-Request-Id"))
+	}
+	items, _, _ := in.requests("?requestId=" + eb.Error.RequestID)
+	if len(items) != 1 {
+		t.Fatalf("requestId filter: %d items", len(items))
+	}
+	e := items[0]
+	if e.Method != "POST" || e.Path != "/v1/applicants" || e.Status != 400 || e.CredentialKey != in.Key || e.At != "2026-11-21T05:00:00.000Z" || e.DurationMs <= 0 {
+		t.Fatalf("entry %+v", e)
+	}
+	if e.RequestBody == nil || !strings.Contains(*e.RequestBody, `"externalUserId":"bad id!"`) {
+		t.Fatalf("request body %v", e.RequestBody)
+	}
+	if e.ResponseBody == nil || !strings.Contains(*e.ResponseBody, `"requestId":"`+eb.Error.RequestID+`"`) || !strings.Contains(*e.ResponseBody, `"field":"externalUserId"`) {
+		t.Fatalf("response body %v", e.ResponseBody)
+	}
+	var one logged
+	in.expect(200, "GET", "/v1/requests/"+eb.Error.RequestID, nil).json(t, &one)
+	if one.RequestID != e.RequestID || one.Status != 400 {
+		t.Fatalf("GET /v1/requests/{id}: %+v", one)
+	}
+	in.expect(404, "GET", "/v1/requests/no-such-request", nil)
+
+	// Secrets: a signing secret in an answer, the API secret of every call.
+	rc := newReceiver(t, in.Clock, nil)
+	secret := in.configureWebhook(rc)
+	// Images: base64 and data: URLs in a verification body.
+	in.createApplicant("img-1", "Lovelace")
+	body := verifyBody(t, 1)
+	in.expect(200, "POST", "/v1/applicants/img-1/verify", body)
+	// A session's link carries its hosted-UI token.
+	sess := in.expect(201, "POST", "/v1/applicants/img-1/verification-sessions", nil).m(t)
+
+	items, _, raw := in.requests("?limit=200")
+	for _, leak := range []string{secret, in.Secret, body["documentFront"].(string)[:64], "iVBOR", "/9j/", "data:image"} {
+		if strings.Contains(raw, leak) {
+			t.Errorf("the request log shows %.40q", leak)
+		}
+	}
+	for k, v := range sess {
+		if s, ok := v.(string); ok && strings.Contains(k, "oken") && strings.Contains(raw, s) {
+			t.Errorf("the request log shows the session %s", k)
+		}
+	}
+	put, _, _ := in.requests("?path=/webhooks/outbound&method=PUT")
+	if len(put) != 1 || put[0].ResponseBody == nil || !strings.Contains(*put[0].ResponseBody, `"signingSecret":"[redacted]"`) {
+		t.Fatalf("PUT /webhooks/outbound entry: %+v", put)
+	}
+	verify, _, _ := in.requests("?path=/v1/applicants/img-1/verify")
+	if len(verify) != 1 || !verify[0].RequestBodyTruncated || verify[0].RequestBody == nil || !strings.Contains(*verify[0].RequestBody, `"country":"DEU","documentFront":"[redacted base64, `) {
+		t.Fatalf("verify entry: %+v", verify)
+	}
+
+	// Filters and paging, newest first.
+	if bad, _, _ := in.requests("?status=4xx"); len(bad) != 1 || bad[0].Status != 400 {
+		t.Fatalf("status=4xx: %+v", bad)
+	}
+	first, next, _ := in.requests("?limit=2")
+	if len(first) != 2 || next == nil || first[0].Path != "/v1/applicants/img-1/verification-sessions" {
+		t.Fatalf("first page %+v next %v", first, next)
+	}
+	rest, _, _ := in.requests("?limit=200&cursor=" + *next)
+	if len(rest) != len(items)-2 || rest[0].RequestID == first[1].RequestID {
+		t.Fatalf("second page has %d of %d", len(rest), len(items))
+	}
+	r := in.expect(400, "GET", "/v1/requests?status=4x", nil)
+	if r.m(t)["error"].(map[string]any)["field"] != "status" {
+		t.Fatalf("bad status filter: %s", r.Body)
+	}
+
+	// Not logged: unauthenticated calls and reads of the log itself.
+	in.expect(401, "GET", "/v1/applicants", nil, "X-Api-Secret", "wrong")
+	for _, x := range items {
+		if strings.HasPrefix(x.Path, "/v1/requests") || x.Status == 401 {
+			t.Errorf("logged: %s %s %d", x.Method, x.Path, x.Status)
+		}
+	}
+	if again, _, _ := in.requests("?status=401"); len(again) != 0 {
+		t.Errorf("a 401 was logged: %+v", again)
+	}
+
+	// Environments: production sees its own calls only, sandbox none of them.
+	pk, ps := in.credential(store.Production, store.RolePartner)
+	in.expect(201, "POST", "/vaults", map[string]any{"name": "prod"}, "X-Api-Key", pk, "X-Api-Secret", ps)
+	prod, _, _ := in.requests("", "X-Api-Key", pk, "X-Api-Secret", ps)
+	if len(prod) != 1 || prod[0].Path != "/vaults" || prod[0].CredentialKey != pk {
+		t.Fatalf("production log: %+v", prod)
+	}
+	in.expect(404, "GET", "/v1/requests/"+eb.Error.RequestID, nil, "X-Api-Key", pk, "X-Api-Secret", ps)
+	if sb, _, _ := in.requests("?path=/vaults"); len(sb) != 0 {
+		t.Fatalf("sandbox sees production calls: %+v", sb)
+	}
+
+	// The console's Requests page lists the failed call and shows it.
+	op := in.operator()
+	op.page("/console/requests?status=4xx", eb.Error.RequestID, "/v1/applicants")
+	page := op.page("/console/requests/"+eb.Error.RequestID, "Request body", `"field": "externalUserId"`, eb.Error.RequestID)
+	if strings.Contains(page, in.Secret) {
+		t.Fatal("the console shows the API secret")
+	}
+}
