@@ -1,0 +1,157 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	verrors "github.com/pb33f/libopenapi-validator/errors"
+)
+
+// contractFlag turns on contractCheck for every instance of the suite:
+// `go test ./server -contract` checks that every response of every test
+// conforms to /openapi.json (about 5 times slower, so .ci/run runs it once).
+var contractFlag = flag.Bool("contract", false, "validate every response of the suite against /openapi.json")
+
+// openapiValidator loads the document h serves at /openapi.json into
+// libopenapi, an independent implementation of OpenAPI 3.1, failing the
+// test on any error in building the model.
+func openapiValidator(t testing.TB, h http.Handler) validator.Validator {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
+	doc, err := libopenapi.NewDocument(rec.Body.Bytes())
+	if err != nil {
+		t.Fatalf("libopenapi: %v", err)
+	}
+	v, errs := validator.NewValidator(doc)
+	for _, err := range errs {
+		t.Errorf("libopenapi-validator: %v", err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return v
+}
+
+// explain renders validation errors with their schema failures.
+func explain(errs []*verrors.ValidationError) string {
+	var b strings.Builder
+	for _, e := range errs {
+		fmt.Fprintf(&b, "\n\t%s: %s", e.Message, e.Reason)
+		for _, se := range e.SchemaValidationErrors {
+			fmt.Fprintf(&b, "\n\t\t%s (%s): %s", se.FieldPath, se.KeywordLocation, se.Reason)
+		}
+	}
+	return b.String()
+}
+
+// TestOpenAPIDocumentIsValid validates /openapi.json with libopenapi and
+// libopenapi-validator, as partners' tools will: zero errors.
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	v := openapiValidator(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp := doRequest(t, "GET", in.URL+r.URL.Path, nil)
+		w.Write(resp.Body)
+	}))
+	if ok, errs := v.ValidateDocument(); !ok || len(errs) > 0 {
+		t.Errorf("the document is invalid:%s", explain(errs))
+	}
+}
+
+// contractCheck wraps h, the JSON API, so that every response that passes
+// through it is validated against the document h serves: an undeclared
+// status, a missing declared header or a body that does not match its
+// schema fails t. With requests set, a request answered with a success is
+// validated too (the scenario of TestContractExamples); the rest of the
+// suite sends requests the server accepts beyond the document on purpose
+// (fields a level does not enable are dropped whatever their JSON type,
+// SPEC §3.2; no Content-Type on JSON). HTML pages are not in the document
+// and pass unchecked, as do the answers for paths or methods the document
+// does not have (404 route_not_found, 405).
+func contractCheck(t testing.TB, h http.Handler, requests bool) http.Handler {
+	v := openapiValidator(t, h)
+	var mu sync.Mutex
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+
+		if htmlRoute(r.URL.Path) || r.Method == http.MethodHead || rec.Code == http.StatusMethodNotAllowed ||
+			(rec.Code == http.StatusNotFound && strings.Contains(rec.Body.String(), `"route_not_found"`)) {
+			return
+		}
+		req := r.Clone(r.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		resp := rec.Result()
+		mu.Lock()
+		defer mu.Unlock()
+		var ok bool
+		var errs []*verrors.ValidationError
+		if requests && rec.Code < 300 {
+			ok, errs = v.ValidateHttpRequestResponse(req, resp)
+		} else {
+			ok, errs = v.ValidateHttpResponse(req, resp)
+		}
+		if !ok || len(errs) > 0 {
+			t.Errorf("contract: %s %s → %d %.300s:%s", r.Method, r.URL.RequestURI(), rec.Code, rec.Body.Bytes(), explain(errs))
+		}
+	})
+}
+
+// exampleOf is the shape of a JSON value, for comparing an example of the
+// document with a live answer: objects by their keys (recursively), arrays
+// by their first element, scalars by their JSON type.
+func exampleOf(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			out[k] = exampleOf(x)
+		}
+		return out
+	case []any:
+		if len(v) == 0 {
+			return []any{}
+		}
+		return []any{exampleOf(v[0])}
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// sameShape reports whether the JSON values a and b have the same shape;
+// a null and an empty array match any value in the other (they stand for
+// a field that was not set in one of the runs).
+func sameShape(a, b any) bool {
+	aj, _ := json.Marshal(exampleOf(a))
+	bj, _ := json.Marshal(exampleOf(b))
+	return bytes.Equal(aj, bj)
+}
