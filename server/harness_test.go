@@ -245,11 +245,11 @@ func (in *instance) configureWebhook(rc *receiver, types ...string) string {
 // bootOptions says how boot starts an instance; start's defaults apply.
 type bootOptions struct {
 	options
-	parked bool             // do not run the dispatcher
+	parked bool // do not run the dispatcher
 	// strictRequests validates every request and response against the
 	// document (contractCheck), whatever -contract says.
 	strictRequests bool
-	now    func() time.Time // overrides the manual clock (benchmarks)
+	now            func() time.Time // overrides the manual clock (benchmarks)
 }
 
 // boot starts an instance as start does, but it can leave the dispatcher
