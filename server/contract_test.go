@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -104,6 +105,19 @@ func contractCheck(t testing.TB, h http.Handler, requests bool) http.Handler {
 		req := r.Clone(r.Context())
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		resp := rec.Result()
+		if resp.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(bytes.NewReader(rec.Body.Bytes()))
+			if err != nil {
+				t.Errorf("contract: %s %s: gzip: %v", r.Method, r.URL.Path, err)
+				return
+			}
+			plain, err := io.ReadAll(zr)
+			if err != nil {
+				t.Errorf("contract: %s %s: gzip: %v", r.Method, r.URL.Path, err)
+				return
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(plain))
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		var ok bool

@@ -85,7 +85,6 @@ var standardResponses = map[string]string{
 	"404": "NotFound",
 	"405": "MethodNotAllowed",
 	"409": "Conflict",
-	"410": "Gone",
 	"413": "PayloadTooLarge",
 	"429": "TooManyRequests",
 	"503": "ServiceUnavailable",
