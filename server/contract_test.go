@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -137,41 +136,4 @@ func contractCheck(t testing.TB, h http.Handler, requests bool) http.Handler {
 			t.Errorf("contract: %s %s → %d %.300s:%s", r.Method, r.URL.RequestURI(), rec.Code, rec.Body.Bytes(), explain(errs))
 		}
 	})
-}
-
-// exampleOf is the shape of a JSON value, for comparing an example of the
-// document with a live answer: objects by their keys (recursively), arrays
-// by their first element, scalars by their JSON type.
-func exampleOf(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, x := range v {
-			out[k] = exampleOf(x)
-		}
-		return out
-	case []any:
-		if len(v) == 0 {
-			return []any{}
-		}
-		return []any{exampleOf(v[0])}
-	case string:
-		return "string"
-	case float64:
-		return "number"
-	case bool:
-		return "boolean"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// sameShape reports whether the JSON values a and b have the same shape;
-// a null and an empty array match any value in the other (they stand for
-// a field that was not set in one of the runs).
-func sameShape(a, b any) bool {
-	aj, _ := json.Marshal(exampleOf(a))
-	bj, _ := json.Marshal(exampleOf(b))
-	return bytes.Equal(aj, bj)
 }
