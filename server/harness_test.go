@@ -245,8 +245,11 @@ func (in *instance) configureWebhook(rc *receiver, types ...string) string {
 // bootOptions says how boot starts an instance; start's defaults apply.
 type bootOptions struct {
 	options
-	parked bool             // do not run the dispatcher
-	now    func() time.Time // overrides the manual clock (benchmarks)
+	parked bool // do not run the dispatcher
+	// strictRequests validates every request and response against the
+	// document (contractCheck), whatever -contract says.
+	strictRequests bool
+	now            func() time.Time // overrides the manual clock (benchmarks)
 }
 
 // boot starts an instance as start does, but it can leave the dispatcher
@@ -303,7 +306,11 @@ func boot(t testing.TB, mods ...func(*bootOptions)) *node {
 			}
 		}
 	}
-	srv := httptest.NewServer(server.New(st, d, server.Config{PublicURL: o.settings.PublicURL, Version: "test"}, logger))
+	var h http.Handler = server.New(st, d, server.Config{PublicURL: o.settings.PublicURL, Version: "test"}, logger)
+	if *contractFlag || o.strictRequests {
+		h = contractCheck(t, h, o.strictRequests)
+	}
+	srv := httptest.NewServer(h)
 	in := &instance{t: t, URL: srv.URL, Path: o.path, Store: st, Disp: d, Clock: o.clock}
 	c, secret, err := st.CreateCredential(store.Sandbox, store.RolePartner, "test")
 	if err != nil {

@@ -6,14 +6,21 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 )
 
 //go:embed openapi/*.json
 var openapiFragments embed.FS
 
-// openapiDocument merges the fragments under openapi/: base.json gives the
-// frame; every other file adds its "paths" and "components.schemas".
-func openapiDocument(version string) ([]byte, error) {
+// openapiDocument builds the partner OpenAPI document: base.json gives the
+// frame; every other fragment under openapi/ adds its "paths", "webhooks"
+// and "components"; examples.json adds the examples of each operation by
+// operationId. Then the conventions every operation shares (SPEC §2) are
+// applied once, here, so that no fragment can forget one: the shared error
+// responses, X-Request-Id on every response, Location on the 201s that set
+// it, and the X-Environment parameter on every API operation. servers[]
+// is cfg.PublicURL.
+func openapiDocument(cfg Config) ([]byte, error) {
 	var doc map[string]any
 	base, err := openapiFragments.ReadFile("openapi/base.json")
 	if err != nil {
@@ -22,16 +29,18 @@ func openapiDocument(version string) ([]byte, error) {
 	if err := json.Unmarshal(base, &doc); err != nil {
 		return nil, fmt.Errorf("openapi/base.json: %w", err)
 	}
-	if info, ok := doc["info"].(map[string]any); ok && version != "" {
-		info["version"] = version
+	if info, ok := doc["info"].(map[string]any); ok && cfg.Version != "" {
+		info["version"] = cfg.Version
 	}
-	paths := ensureMap(doc, "paths")
-	schemas := ensureMap(ensureMap(doc, "components"), "schemas")
+	if cfg.PublicURL != "" {
+		doc["servers"] = []any{map[string]any{"url": strings.TrimRight(cfg.PublicURL, "/"), "description": "This server (public_url)"}}
+	}
 	names, err := fs.Glob(openapiFragments, "openapi/*.json")
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(names)
+	var examples map[string]any
 	for _, name := range names {
 		if name == "openapi/base.json" {
 			continue
@@ -44,17 +53,177 @@ func openapiDocument(version string) ([]byte, error) {
 		if err := json.Unmarshal(b, &frag); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		for k, v := range ensureMap(frag, "paths") {
-			paths[k] = v
+		if name == "openapi/examples.json" {
+			examples = frag
+			continue
 		}
-		for k, v := range ensureMap(ensureMap(frag, "components"), "schemas") {
-			schemas[k] = v
+		for _, key := range []string{"paths", "webhooks"} {
+			for k, v := range ensureMap(frag, key) {
+				ensureMap(doc, key)[k] = v
+			}
 		}
-		for k, v := range ensureMap(ensureMap(frag, "components"), "securitySchemes") { // the hosted UI's bearer token (sdk.json)
-			ensureMap(ensureMap(doc, "components"), "securitySchemes")[k] = v
+		for section, entries := range ensureMap(frag, "components") {
+			m, _ := entries.(map[string]any)
+			for k, v := range m {
+				ensureMap(ensureMap(doc, "components"), section)[k] = v
+			}
 		}
 	}
+	applyConventions(doc)
+	if err := applyExamples(doc, examples); err != nil {
+		return nil, err
+	}
 	return json.Marshal(doc)
+}
+
+// standardResponses names the shared error responses of SPEC §2 under
+// components/responses, by status.
+var standardResponses = map[string]string{
+	"400": "BadRequest",
+	"401": "Unauthorized",
+	"403": "Forbidden",
+	"404": "NotFound",
+	"405": "MethodNotAllowed",
+	"409": "Conflict",
+	"413": "PayloadTooLarge",
+	"429": "TooManyRequests",
+	"503": "ServiceUnavailable",
+}
+
+// locationOn lists the operations whose 201 carries Location.
+var locationOn = map[string]bool{
+	"createApplicant": true, "createLevel": true, "createVault": true, "createWallet": true,
+	"createTransaction": true, "createSandboxDeposit": true,
+}
+
+// idempotentOps lists the creating POSTs that honour Idempotency-Key.
+var idempotentOps = map[string]bool{
+	"createVault": true, "createWallet": true, "createTransaction": true, "createSandboxDeposit": true,
+}
+
+// applyConventions declares SPEC §2 on every operation of doc. An
+// operation's kind follows from its security: the global API credentials
+// (X-Api-Key and X-Api-Secret, hence X-Environment: 400, 401, 403), the
+// hosted UI's session token (401), or none (public).
+func applyConventions(doc map[string]any) {
+	paths := ensureMap(doc, "paths")
+	for path, item := range paths {
+		ops, _ := item.(map[string]any)
+		for method, o := range ops {
+			op, ok := o.(map[string]any)
+			if !ok || !isMethod(method) {
+				continue
+			}
+			id, _ := op["operationId"].(string)
+			sec, hasSec := op["security"].([]any)
+			api := !hasSec
+			token := hasSec && len(sec) > 0
+			params, _ := op["parameters"].([]any)
+			kept := params[:0]
+			for _, p := range params {
+				if pm, _ := p.(map[string]any); pm["name"] == "Idempotency-Key" || pm["name"] == "X-Environment" {
+					continue // declared once under components
+				}
+				kept = append(kept, p)
+			}
+			params = kept
+			if api {
+				params = append(params, map[string]any{"$ref": "#/components/parameters/XEnvironment"})
+			}
+			if idempotentOps[id] {
+				params = append(params, map[string]any{"$ref": "#/components/parameters/IdempotencyKey"})
+			}
+			if len(params) > 0 {
+				op["parameters"] = params
+			}
+			responses := ensureMap(op, "responses")
+			want := []string{"405"}
+			if api {
+				want = append(want, "400", "401", "403")
+			}
+			if token {
+				want = append(want, "401")
+			}
+			if strings.Contains(path, "{") {
+				want = append(want, "404")
+			}
+			if op["requestBody"] != nil || method == "post" || method == "put" || method == "patch" {
+				want = append(want, "413")
+			}
+			for _, code := range want {
+				if responses[code] == nil {
+					responses[code] = map[string]any{}
+				}
+			}
+			for code, r := range responses {
+				rm, _ := r.(map[string]any)
+				if name, ok := standardResponses[code]; ok {
+					ref := map[string]any{"$ref": "#/components/responses/" + name}
+					if d, _ := rm["description"].(string); d != "" {
+						ref["description"] = d // this operation's reasons, over the shared text
+					}
+					responses[code] = ref
+					continue
+				}
+				if _, isRef := rm["$ref"]; isRef {
+					continue
+				}
+				headers := ensureMap(rm, "headers")
+				headers["X-Request-Id"] = map[string]any{"$ref": "#/components/headers/XRequestId"}
+				if code == "201" && locationOn[id] {
+					headers["Location"] = map[string]any{"$ref": "#/components/headers/Location"}
+				}
+			}
+		}
+	}
+}
+
+// applyExamples sets the request and response examples of examples.json,
+// {"<operationId>": {"request": …, "<status>": …}}, on their operations.
+// An example naming no operation is an error, so none can go stale unseen.
+func applyExamples(doc, examples map[string]any) error {
+	byID := map[string]map[string]any{}
+	for _, item := range ensureMap(doc, "paths") {
+		ops, _ := item.(map[string]any)
+		for method, o := range ops {
+			if op, ok := o.(map[string]any); ok && isMethod(method) {
+				if id, _ := op["operationId"].(string); id != "" {
+					byID[id] = op
+				}
+			}
+		}
+	}
+	for id, ex := range examples {
+		op, ok := byID[id]
+		if !ok {
+			return fmt.Errorf("openapi/examples.json: no operation %q", id)
+		}
+		exm, _ := ex.(map[string]any)
+		for key, value := range exm {
+			var content map[string]any
+			if key == "request" {
+				rb, _ := op["requestBody"].(map[string]any)
+				content, _ = rb["content"].(map[string]any)
+			} else {
+				r, _ := ensureMap(op, "responses")[key].(map[string]any)
+				content, _ = r["content"].(map[string]any)
+			}
+			mt, _ := content["application/json"].(map[string]any)
+			if mt == nil {
+				return fmt.Errorf("openapi/examples.json: %s has no JSON %s", id, key)
+			}
+			mt["example"] = value
+		}
+	}
+	return nil
+}
+
+func isMethod(m string) bool {
+	switch m {
+	case "get", "put", "post", "delete", "patch", "head", "options", "trace":
+		return true
+	}
+	return false
 }
 
 func ensureMap(m map[string]any, key string) map[string]any {

@@ -10,9 +10,11 @@ import (
 
 // TestOpenAPIDocumentsEveryRoute walks the routes of routes.go and checks
 // that /openapi.json, a valid-looking OpenAPI 3.1 document, has each path
-// and method (path parameters may be named differently), and no operation
-// the router does not serve; that every $ref resolves; and that every
-// path parameter is declared, required, in its operation.
+// and method of the JSON API (path parameters may be named differently),
+// and no operation the router does not serve; that the HTML pages (console,
+// hosted pages, their assets, short links) are left out, as they are not
+// partner operations; that every $ref resolves; and that every path
+// parameter is declared, required, in its operation.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile("routes.go")
@@ -24,11 +26,15 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	shape := func(method, path string) string {
 		return strings.ToLower(method) + " " + paramRE.ReplaceAllString(path, "{}")
 	}
-	routes := map[string]bool{}
+	routes, html := map[string]bool{}, map[string]bool{}
 	for _, m := range routeRE.FindAllStringSubmatch(string(src), -1) {
 		method, path := m[1], m[2]
 		if method == "POST" && path == "/webhooks/deliveries/:id" {
 			path = "/webhooks/deliveries/retry" // the one :id it serves
+		}
+		if htmlRoute(path) {
+			html[shape(method, path)] = true
+			continue
 		}
 		routes[shape(method, path)] = true
 	}
@@ -61,7 +67,9 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 			}
 			key := shape(method, path)
 			documented[key] = true
-			if !routes[key] {
+			if html[key] {
+				t.Errorf("openapi.json documents the HTML page %s %s", method, path)
+			} else if !routes[key] {
 				t.Errorf("openapi.json documents %s %s, which no route serves", method, path)
 			}
 			o, _ := op.(map[string]any)
@@ -111,6 +119,18 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	walk(doc)
 }
 
+// htmlRoute reports whether path serves HTML to people rather than JSON to
+// programs: the console, the hosted verification pages with their form
+// posts and assets, and short links.
+func htmlRoute(path string) bool {
+	for _, prefix := range []string{"/console", "/sdk/", "/sdk-assets/", "/l/"} {
+		if strings.HasPrefix(path, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // resolveRef follows a local {"$ref": "#/..."} of doc, failing the test when
 // it points nowhere; other values are returned as they are.
 func resolveRef(t *testing.T, doc map[string]any, v any) any {
@@ -151,7 +171,7 @@ func TestKYCOpenAPI(t *testing.T) {
 	}
 	for path, method := range map[string]string{
 		"/v1/applicants": "post", "/v1/applicants/{id}/verify": "post", "/v1/applicants/{id}/review-history": "get",
-		"/v1/levels/{levelName}": "patch", "/v1/admin/applicants/{id}/decision": "post", "/l/{shortCode}": "get",
+		"/v1/levels/{levelName}": "patch", "/v1/admin/applicants/{id}/decision": "post",
 		"/v1/applicants/{id}/company-info": "patch",
 	} {
 		if _, ok := doc.Paths[path][method]; !ok {
@@ -173,7 +193,7 @@ func TestSDKOpenAPI(t *testing.T) {
 	doRequest(t, "GET", in.URL+"/openapi.json", nil).json(t, &doc)
 	for path, method := range map[string]string{
 		"/api/v1/sdk/state": "get", "/api/v1/sdk/personal-info": "post", "/api/v1/sdk/documents": "post",
-		"/api/v1/sdk/submit": "post", "/sdk/{token}": "get", "/sdk/{token}/documents": "post", "/sdk/{token}/return": "get",
+		"/api/v1/sdk/submit": "post", "/api/v1/sdk/ubos": "post",
 	} {
 		if doc.Paths[path][method] == nil {
 			t.Errorf("openapi: no %s %s", method, path)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -46,6 +47,7 @@ type Server struct {
 	router  *httprouter.Router
 	reqlog  *requestlog.Log // the last API requests per environment (SPEC §7)
 	metrics *metrics        // nil when disabled
+	gzips   sync.Pool       // *gzip.Writer, reused across responses (gzip.go)
 }
 
 // New returns the complybox HTTP handler.
@@ -74,7 +76,8 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 	return s
 }
 
-// ServeHTTP adds the request id, body limit and access log around the router.
+// ServeHTTP adds the request id, body limit, gzip (gzip.go) and access log
+// around the router.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	method := r.Method
@@ -90,7 +93,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if imageUpload(r) {
 		limit = bodyLimitImages
 	}
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, start: start}
+	out := w
+	if acceptsGzip(r) && r.Method != http.MethodHead {
+		gz := &gzipWriter{ResponseWriter: w, pool: &s.gzips}
+		defer gz.close()
+		out = gz
+	}
+	rec := &statusRecorder{ResponseWriter: out, status: http.StatusOK, start: start}
 	if r.ContentLength > limit {
 		s.writeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	} else {
