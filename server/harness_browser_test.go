@@ -177,6 +177,9 @@ func (tb *tab) listen(ev any) {
 		}
 	case *network.EventResponseReceived:
 		tb.status[e.Response.URL] = e.Response.Status
+		if os.Getenv("COMPLYBOX_BROWSER_DEBUG") != "" {
+			fmt.Println("response", e.Response.Status, e.Response.URL)
+		}
 	}
 }
 
@@ -293,22 +296,22 @@ func (tb *tab) click(sel string) {
 // document has loaded.
 func (tb *tab) submit(sel string) {
 	tb.t.Helper()
-	before := eval[float64](tb, `performance.timeOrigin`)
+	before := eval[string](tb, `String(performance.timeOrigin)`)
 	tb.click(sel)
 	tb.waitNewDocument(before)
 }
 
 // waitNewDocument waits until the document whose timeOrigin was before
 // was replaced and the new one is complete.
-func (tb *tab) waitNewDocument(before float64) {
+func (tb *tab) waitNewDocument(before string) {
 	tb.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(tb.ctx, 2*time.Second)
-		state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`performance.timeOrigin + '|' + document.readyState`))
+		state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(performance.timeOrigin) + '|' + document.readyState`))
 		cancel()
 		origin, ready, _ := strings.Cut(state, "|")
-		if err == nil && origin != fmt.Sprint(before) && ready == "complete" {
+		if err == nil && origin != before && ready == "complete" {
 			return
 		}
 		if time.Now().After(deadline) {

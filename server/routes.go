@@ -18,6 +18,7 @@ func (s *Server) routes() {
 	// Process.
 	r.GET("/healthz", s.public(s.healthz))
 	r.GET("/openapi.json", s.public(s.openapi))
+	r.GET("/favicon.ico", ui.Favicon) // the icon of the hosted UI and the console
 	r.GET("/v1/admin/backup", s.admin(s.backup))
 
 	// Custody webhooks (seed 001 §4).
