@@ -136,11 +136,14 @@ func (p *sdkPage) LabelText(label string) string {
 	return p.T("label.OTHER")
 }
 
-// RejectLabelText is the English sentence that explains a reject label,
-// the words the console shows beside a label.
-func RejectLabelText(label string) string {
-	if t, ok := sdkMessages()["en"]["label."+label]; ok {
-		return t
+// RejectLabelTexts is the English label → sentence table, the words the
+// console shows beside each reject label.
+func RejectLabelTexts() map[string]string {
+	out := map[string]string{}
+	for k, v := range sdkMessages()["en"] {
+		if label, ok := strings.CutPrefix(k, "label."); ok {
+			out[label] = v
+		}
 	}
-	return ""
+	return out
 }
