@@ -47,7 +47,7 @@ type Console struct {
 	log    *slog.Logger
 	pages  map[string]*template.Template
 	static fs.FS
-	secure bool // cookies only over https (public_url is https)
+	secure bool              // cookies only over https (public_url is https)
 	labels map[string]string // reject label → the sentence that explains it
 	events map[string]string // history event type → words
 }
