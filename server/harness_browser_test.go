@@ -208,10 +208,16 @@ func (tb *tab) check() {
 	tb.errs = nil
 }
 
+// actionTimeout bounds one step in the browser, so a page that never comes
+// fails the test instead of hanging it.
+const actionTimeout = 30 * time.Second
+
 // run runs actions in the tab, failing the test on error.
 func (tb *tab) run(actions ...chromedp.Action[chromedp.Void]) {
 	tb.t.Helper()
-	if err := chromedp.Do(tb.ctx, actions...); err != nil {
+	ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		tb.t.Fatalf("browser: %v (at %s)", err, tb.location())
 	}
 }
@@ -219,7 +225,9 @@ func (tb *tab) run(actions ...chromedp.Action[chromedp.Void]) {
 // value runs action in tb and returns its value, failing the test on error.
 func value[T any](tb *tab, action chromedp.Action[T]) T {
 	tb.t.Helper()
-	v, err := chromedp.Run(tb.ctx, action)
+	ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, action)
 	if err != nil {
 		tb.t.Fatalf("browser: %v (at %s)", err, tb.location())
 	}
@@ -422,4 +430,12 @@ func servedAtPublicURL(t testing.TB) func(*options) {
 		o.listener = ln
 		o.settings.PublicURL = "http://" + ln.Addr().String()
 	}
+}
+
+// chromedpRemove removes the elements matching the CSS selector sel.
+func chromedpRemove(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelectorAll(%q).forEach(e => e.remove()), true`, sel))(ctx, t)
+		return err
+	})
 }

@@ -30,7 +30,7 @@ func eventNames() map[string]string {
 		"applicant.erased":              "Personal data erased",
 		"applicant.email_status_sent":   "Status email sent",
 		"enrollment.created":            "Verification link created",
-		"enrollment.submitted":          "Submitted by the applicant",
+		"enrollment.submitted":          "Submitted",
 		"enrollment.completed":          "Verification completed",
 		"enrollment.expired":            "Verification link expired",
 		"aml.run":                       "AML screening run",
