@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -322,4 +323,67 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	if r := doRequest(t, "GET", in.URL+"/favicon.ico", nil); r.Status != 200 || len(r.Body) == 0 {
 		t.Fatalf("/favicon.ico: %d", r.Status)
 	}
+}
+
+// TestBrowserFullLevelCamera walks full-kyc-level, every step kind, with
+// the camera steps taken by Chromium's fake camera (selfie and the guided
+// liveness frames) and the document steps as file uploads, to GREEN.
+func TestBrowserFullLevelCamera(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "full-1", "verificationLevelName": "full-kyc-level",
+		"firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1990-04-01"})
+	_, page := in.session("full-1", map[string]any{})
+
+	tb := in.chrome(t, phone)
+	tb.open(page)
+	tb.submit("form[action$='/personal-info'] button[type=submit]")
+	for guard := 0; guard < 8; guard++ {
+		step := eval[string](tb, `document.querySelector('section.step').getAttribute('data-step')`)
+		if step == "review" {
+			break
+		}
+		tb.a11y()
+		switch step {
+		case "personal":
+			tb.submit("form[action$='/personal-info'] button[type=submit]")
+			continue
+		case "identity_doc":
+			tb.upload("input[name=front]", tb.file("front.png", pngImage(t, 400, 300, 91)))
+		case "selfie":
+			tb.click("section.step button.camera-open")
+			tb.waitFor("div.camera video")
+			value(tb, chromedp.Poll[bool](`document.querySelector('div.camera video').videoWidth > 0`))
+			tb.click("div.camera button:not(.secondary)")
+			tb.waitFor("div.thumbs p.hint")
+			tb.shot("hosted-selfie-camera")
+		case "liveness":
+			tb.click("section.step button.camera-open")
+			tb.waitFor("div.camera video")
+			value(tb, chromedp.Poll[bool](`document.querySelector('div.camera video').videoWidth > 0`))
+			for i := 1; i <= 3; i++ {
+				tb.click("div.camera button:not(.secondary)")
+				value(tb, chromedp.Poll[bool](fmt.Sprintf(`document.querySelectorAll('div.thumbs img').length >= %d`, i)))
+			}
+			tb.waitFor("div.thumbs p.hint")
+			if n := eval[int](tb, `document.querySelector('input[data-liveness]').files.length`); n != 3 {
+				t.Fatalf("liveness input holds %d frames", n)
+			}
+		case "poa":
+			tb.upload("input[type=file][name=file]", tb.file("bill.pdf", []byte("%PDF-1.7\nx\n%%EOF")))
+		case "questionnaire":
+			value(tb, chromedp.Evaluate[bool](`document.querySelectorAll('section.step input[type=radio][value=false]').forEach(e => e.checked = true);
+				document.querySelectorAll('section.step select').forEach(s => { s.selectedIndex = 1 });
+				document.querySelectorAll('section.step textarea').forEach(a => { a.value = 'Salary' }); true`))
+		default:
+			t.Fatalf("unexpected step %q", step)
+		}
+		tb.submit("section.step form button[type=submit]")
+	}
+	tb.contains("Review and submit")
+	tb.lacks("Complete these steps")
+	tb.submit("form[action$='/submit'] button[type=submit]")
+	tb.waitFor("#waiting")
+	in.review("full-1")
+	tb.waitFor("#verdict[data-answer=GREEN]")
 }
