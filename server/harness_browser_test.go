@@ -57,10 +57,9 @@ type tab struct {
 	ctx context.Context
 	axe string // axe-core's source
 
-	mu     sync.Mutex
-	errs   []string // console errors, exceptions and failed requests
-	allow  []string // substrings of errors the test expects
-	status map[string]int64
+	mu    sync.Mutex
+	errs  []string // console errors, exceptions and failed requests
+	allow []string // substrings of errors the test expects
 }
 
 // browserPaths finds Chromium and axe-core, or skips (fails under CI).
@@ -120,7 +119,7 @@ func (in *instance) chrome(t *testing.T, vp viewport) *tab {
 		chromedp.WindowSize(int(vp.W), int(vp.H)),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	tb := &tab{t: t, in: in, axe: string(src), status: map[string]int64{}}
+	tb := &tab{t: t, in: in, axe: string(src)}
 	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithListener(tb.listen))
 	t.Cleanup(func() { cancelTab(); cancelAlloc() })
 	tb.ctx = ctx
@@ -176,8 +175,7 @@ func (tb *tab) listen(ev any) {
 			tb.errs = append(tb.errs, fmt.Sprintf("request failed: %s %s", e.ErrorText, e.BlockedReason))
 		}
 	case *network.EventResponseReceived:
-		tb.status[e.Response.URL] = e.Response.Status
-		if os.Getenv("COMPLYBOX_BROWSER_DEBUG") != "" {
+		if os.Getenv("COMPLYBOX_BROWSER_DEBUG") != "" { // every response, when a test needs a look
 			fmt.Println("response", e.Response.Status, e.Response.URL)
 		}
 	}
@@ -257,13 +255,6 @@ func (tb *tab) open(path string) {
 		u = tb.in.URL + path
 	}
 	tb.run(chromedp.Navigate(u), chromedp.WaitReady(chromedp.CSS("body")))
-}
-
-// text returns the visible text of the first element matching the CSS
-// selector sel.
-func (tb *tab) text(sel string) string {
-	tb.t.Helper()
-	return value(tb, chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible))
 }
 
 // bodyText is the page's visible text.
