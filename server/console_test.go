@@ -817,3 +817,29 @@ func TestConsoleBulkRetryAnyStatus(t *testing.T) {
 	b.page("/console/deliveries")
 	expectStatus(t, "bulk retry of delivered ones", b.submit("/console/retry-deliveries", url.Values{"status": {"delivered"}}), http.StatusBadRequest)
 }
+
+// TestConsoleLevelTypo: a typo in a level's JSON keeps what the operator
+// typed in the form and shows the error beside it (issue 11), for editing
+// and for creating.
+func TestConsoleLevelTypo(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	b := in.operator()
+	b.page("/console/levels/basic-kyc-level")
+	typo := `{"steps": [{"kind": "selfie"},]}`
+	r := b.submit("/console/levels/basic-kyc-level", url.Values{"level": {typo}})
+	expectStatus(t, "typo", r, http.StatusBadRequest)
+	body := html.UnescapeString(string(r.Body))
+	for _, want := range []string{`id="level-error"`, typo, `aria-invalid="true"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the level form after a typo lacks %q:\n%s", want, body)
+		}
+	}
+	b.page("/console/levels")
+	r = b.submit("/console/levels", url.Values{"level": {`{"name": "x", "applicantType": "robot"}`}})
+	expectStatus(t, "bad value", r, http.StatusBadRequest)
+	body = html.UnescapeString(string(r.Body))
+	if !strings.Contains(body, `"applicantType": "robot"`) || !strings.Contains(body, `id="level-error"`) {
+		t.Errorf("the create form lost the input or the error:\n%s", body)
+	}
+}
