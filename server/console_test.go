@@ -223,7 +223,7 @@ func TestConsolePages(t *testing.T) {
 
 	var a store.Applicant
 	in.expect(200, "GET", "/v1/applicants/page-user", nil).json(t, &a)
-	detail := b.page("/console/applicants/page-user", "Lovelace", "identity_doc", "selfie", "applicant.created", "GREEN")
+	detail := b.page("/console/applicants/page-user", "Lovelace", "Identity document", "Selfie", "Applicant created", "GREEN")
 	for _, d := range a.Documents {
 		src := "/console/applicants/page-user/documents/" + d.SHA256
 		if !strings.Contains(detail, src) {
@@ -258,7 +258,7 @@ func TestConsolePages(t *testing.T) {
 	// A company shows its structure section (rows once it has any).
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "acme", "type": "company",
 		"companyName": "Acme Holding", "registrationNumber": "HRB 1", "country": "DEU"})
-	b.page("/console/applicants/acme", "Acme Holding", "Company structure", "company_docs")
+	b.page("/console/applicants/acme", "Acme Holding", "Company structure", "Company documents")
 
 	// The production switch shows the other partition.
 	r := b.submit("/console/env", url.Values{"env": {"production"}, "back": {"/console/applicants/page-user"}})
@@ -500,7 +500,22 @@ func TestConsoleProductionDecision(t *testing.T) {
 	expectStatus(t, "switch", b.submit("/console/env", url.Values{"env": {"production"}, "back": {"/console"}}), http.StatusSeeOther)
 	b.page("/console", "prod-1") // waiting for a decision
 	b.page("/console/applicants/prod-1", "review.check", "awaitingOperatorReview")
-	r := b.submit("/console/applicants/prod-1/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"FINAL"}, "rejectLabels": {"FORGERY"}})
+	// The console's own rules (issue 11): a rejection names a label, a
+	// FINAL one is confirmed; a refused form comes back as posted.
+	r := b.submit("/console/applicants/prod-1/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"FINAL"}, "moderationComment": {"kept"}})
+	expectStatus(t, "RED without a label", r, http.StatusBadRequest)
+	for _, want := range []string{"Choose at least one reject label", `value="RED" checked`, ">kept</textarea>"} {
+		if !strings.Contains(string(r.Body), want) {
+			t.Errorf("the refused decision form lacks %q", want)
+		}
+	}
+	r = b.submit("/console/applicants/prod-1/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"FINAL"}, "rejectLabels": {"FORGERY"}})
+	expectStatus(t, "FINAL without confirmation", r, http.StatusBadRequest)
+	if !strings.Contains(string(r.Body), "tick the confirmation") || !strings.Contains(string(r.Body), `value="FORGERY" checked`) {
+		t.Errorf("the refused FINAL form does not ask for the confirmation")
+	}
+	b.page("/console/applicants/prod-1", "awaitingOperatorReview") // nothing recorded
+	r = b.submit("/console/applicants/prod-1/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"FINAL"}, "rejectLabels": {"FORGERY"}, "confirmFinal": {"yes"}})
 	expectStatus(t, "reject in production", r, http.StatusSeeOther)
 	got := rc.reviewed(t, secret)
 	if got["environment"] != "production" || got["reviewResult"].(map[string]any)["reviewRejectType"] != "FINAL" {
@@ -610,7 +625,7 @@ func TestConsoleCompanyStructure(t *testing.T) {
 	b := in.operator()
 	page := b.page("/console/applicants/holding", "Company structure", "Anna Maria Schmidt", "Bob Jones",
 		`<a href="/console/applicants/holding.ubo.1">holding.ubo.1</a>`, "allChildrenComplete", "hasNoUbos")
-	for _, kv := range []string{"<th>spawned</th><td>1</td>", "<th>pending</th><td>1</td>", "<th>total</th><td>2</td>"} {
+	for _, kv := range []string{`<th scope="row">spawned</th><td>1</td>`, `<th scope="row">pending</th><td>1</td>`, `<th scope="row">total</th><td>2</td>`} {
 		if !strings.Contains(page, kv) {
 			t.Fatalf("the company page has no %s:\n%s", kv, page)
 		}
@@ -801,4 +816,30 @@ func TestConsoleBulkRetryAnyStatus(t *testing.T) {
 	in.waitDelivery(two, "delivered", 2)
 	b.page("/console/deliveries")
 	expectStatus(t, "bulk retry of delivered ones", b.submit("/console/retry-deliveries", url.Values{"status": {"delivered"}}), http.StatusBadRequest)
+}
+
+// TestConsoleLevelTypo: a typo in a level's JSON keeps what the operator
+// typed in the form and shows the error beside it (issue 11), for editing
+// and for creating.
+func TestConsoleLevelTypo(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	b := in.operator()
+	b.page("/console/levels/basic-kyc-level")
+	typo := `{"steps": [{"kind": "selfie"},]}`
+	r := b.submit("/console/levels/basic-kyc-level", url.Values{"level": {typo}})
+	expectStatus(t, "typo", r, http.StatusBadRequest)
+	body := html.UnescapeString(string(r.Body))
+	for _, want := range []string{`id="level-error"`, typo, `aria-invalid="true"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the level form after a typo lacks %q:\n%s", want, body)
+		}
+	}
+	b.page("/console/levels")
+	r = b.submit("/console/levels", url.Values{"level": {`{"name": "x", "applicantType": "robot"}`}})
+	expectStatus(t, "bad value", r, http.StatusBadRequest)
+	body = html.UnescapeString(string(r.Body))
+	if !strings.Contains(body, `"applicantType": "robot"`) || !strings.Contains(body, `id="level-error"`) {
+		t.Errorf("the create form lost the input or the error:\n%s", body)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -47,6 +48,7 @@ type options struct {
 	settings store.Settings
 	dispatch dispatch.Config
 	clock    *store.ManualClock
+	listener net.Listener // serve on it (its address in PublicURL) instead of a fresh port
 }
 
 // start starts an instance and stops it in cleanup. mods edit the options.
@@ -310,7 +312,12 @@ func boot(t testing.TB, mods ...func(*bootOptions)) *node {
 	if *contractFlag || o.strictRequests {
 		h = contractCheck(t, h, o.strictRequests)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewUnstartedServer(h)
+	if o.listener != nil {
+		srv.Listener.Close()
+		srv.Listener = o.listener
+	}
+	srv.Start()
 	in := &instance{t: t, URL: srv.URL, Path: o.path, Store: st, Disp: d, Clock: o.clock}
 	c, secret, err := st.CreateCredential(store.Sandbox, store.RolePartner, "test")
 	if err != nil {

@@ -73,7 +73,11 @@ func (in *instance) sdkForm(path string, form url.Values) *response {
 type part struct {
 	name, value string
 	data        []byte
+	filename    *string // the part's file name; default name.bin
 }
+
+// named returns a pointer to s, a part's file name.
+func named(s string) *string { return &s }
 
 // multipartBody encodes parts and returns the body and its content type.
 func multipartBody(t testing.TB, parts ...part) ([]byte, string) {
@@ -81,13 +85,17 @@ func multipartBody(t testing.TB, parts ...part) ([]byte, string) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	for _, p := range parts {
-		if p.data == nil {
+		if p.data == nil && p.filename == nil {
 			if err := mw.WriteField(p.name, p.value); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
-		w, err := mw.CreateFormFile(p.name, p.name+".bin")
+		fn := p.name + ".bin"
+		if p.filename != nil {
+			fn = *p.filename
+		}
+		w, err := mw.CreateFormFile(p.name, fn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,8 +238,9 @@ func TestSDKPageIndividual(t *testing.T) {
 	r = in.sdkGet("/sdk/" + token3 + "?step=liveness")
 	wantHTML(t, r, `name="kind" value="liveness"`, `multiple`, `data-liveness="3"`, `data-prompt-2="Turn your head slightly to the left"`)
 	r = in.sdkGet("/sdk/" + token3 + "?step=questionnaire")
-	wantHTML(t, r, `Are you a politically exposed person\?`, `name="q.pep" value="true"`, `<select name="q.source"`,
-		`<option value="savings">savings</option>`, `<textarea name="q.note"`)
+	wantHTML(t, r, `Are you a politically exposed person\?`, `name="q.pep" value="true"`, `<select id="q-source" name="q.source"`,
+		`<option value="savings">savings</option>`, `<textarea id="q-note" name="q.note"`,
+		`<label class="label" for="q-source">`, `<label class="label" for="q-note">`) // accessible names
 	r = in.sdkGet("/sdk/" + token3 + "?step=poa")
 	wantHTML(t, r, `name="kind" value="poa"`)
 
@@ -259,16 +268,42 @@ func TestSDKPageCompany(t *testing.T) {
 		`<select name="legalForm"`, `<option value="gmbh">GMBH</option>`)
 	noHTML(t, r, `Identity document`, `name="firstName"`, `Questionnaire`) // kyb-level asks no questions
 	r = in.sdkGet("/sdk/" + token + "?step=company_docs")
-	wantHTML(t, r, `name="docType" value="certificate_of_incorporation"`, `name="docType" value="register_of_shareholders"`,
-		`Certificate of incorporation`)
+	// One documents step, one form, one input per required document, each
+	// with its state (issue 11, defect 1).
+	wantHTML(t, r, `name="file.certificate_of_incorporation"`, `name="file.register_of_shareholders"`,
+		`Certificate of incorporation <span class="state missing">still needed`, `Register of shareholders <span class="state missing">still needed`,
+		`0 of 2 documents uploaded`)
+	if n := strings.Count(string(r.Body), `action="/sdk/`+token+`/documents"`); n != 1 {
+		t.Errorf("%d document forms on the company documents step, want 1", n)
+	}
 
-	// A company document through the form; the other is still needed.
-	body, ct := multipartBody(t, part{name: "kind", value: "company_docs"}, part{name: "docType", value: "certificate_of_incorporation"},
-		part{name: "file", data: pngImage(t, 210, 300, 1)})
-	wantStatusCode(t, in.sdkSend("POST", "/sdk/"+token+"/documents", body, ct), 303, "company doc")
+	// Only the certificate (the register's input left empty): the page
+	// stays on the documents step and says the register is still needed.
+	body, ct := multipartBody(t, part{name: "kind", value: "company_docs"},
+		part{name: "file.certificate_of_incorporation", filename: named("cert.png"), data: pngImage(t, 210, 300, 1)},
+		part{name: "file.register_of_shareholders", filename: named("")})
+	r = in.sdkSend("POST", "/sdk/"+token+"/documents", body, ct)
+	wantStatusCode(t, r, 303, "company doc")
+	if loc := r.Header.Get("Location"); !strings.HasSuffix(loc, "?step=company_docs") {
+		t.Errorf("after one of two documents the page goes to %q, want the documents step again", loc)
+	}
 	r = in.sdkGet("/sdk/" + token + "?step=company_docs")
-	wantHTML(t, r, `Certificate of incorporation <span class="ok">✓`)
-	noHTML(t, r, `Register of shareholders <span class="ok">`)
+	wantHTML(t, r, `Certificate of incorporation <span class="state ok">✓`, `Register of shareholders <span class="state missing">still needed`,
+		`1 of 2 documents uploaded`)
+	noHTML(t, r, `Register of shareholders <span class="state ok">`)
+
+	// The register: both there, the page moves on.
+	body, ct = multipartBody(t, part{name: "kind", value: "company_docs"},
+		part{name: "file.register_of_shareholders", filename: named("reg.pdf"), data: []byte("%PDF-1.7\nx\n%%EOF")})
+	r = in.sdkSend("POST", "/sdk/"+token+"/documents", body, ct)
+	wantStatusCode(t, r, 303, "second company doc")
+	if loc := r.Header.Get("Location"); strings.HasSuffix(loc, "?step=company_docs") {
+		t.Errorf("with both documents the page stays on %q", loc)
+	}
+	st := in.sdkAPI("GET", "/api/v1/sdk/state", token, "").m(t)
+	if docs, _ := st["documents"].([]any); len(docs) != 2 {
+		t.Errorf("documents %v", st["documents"])
+	}
 
 	// In German.
 	token = in.sdkSession("co1", map[string]any{"lang": "DE"})
@@ -305,7 +340,8 @@ func TestSDKFormFlow(t *testing.T) {
 	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
 		part{name: "front", data: []byte("not an image")})
 	wantStatusCode(t, r, 400, "bad image")
-	wantHTML(t, r, `Please check: front`)
+	wantHTML(t, r, `Please check: Front side`, `Please choose a photo \(JPEG or PNG\) or a PDF document\.`)
+	noHTML(t, r, `must be a JPEG`, `front must`) // no developer wording (issue 11, defect 4)
 	body, ct := multipartBody(t, part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
 		part{name: "front", data: pngImage(t, 240, 220, 7)})
 	wantStatusCode(t, in.sdkSend("POST", page+"/documents", body, ct), 303, "front")
@@ -341,7 +377,8 @@ func TestSDKFormFlow(t *testing.T) {
 	r = in.sdkGet(page)
 	// The way back is the returnUrl itself, its own parameters first.
 	back := regexp.QuoteMeta("https://partner.example/done?from=kyc&externalUserId=walk1&reviewAnswer=GREEN")
-	wantHTML(t, r, `id="verdict"`, `You are verified`, `href="`+back+`"`, `<meta http-equiv="refresh" content="5;url=`+back+`">`)
+	wantHTML(t, r, `id="verdict"`, `You are verified`, `href="`+back+`"`, `id="countdown"`)
+	noHTML(t, r, `http-equiv="refresh"`) // a countdown the applicant sees and can skip, not a meta refresh (WCAG 2.2.1)
 	r = in.sdkGet(page + "/return")
 	wantStatusCode(t, r, 303, "return")
 	loc, err := url.Parse(r.Header.Get("Location"))
@@ -572,7 +609,8 @@ func TestSDKAPI(t *testing.T) {
 		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"x@y.example"}`), 401, "expired personal-info")
 		r = in.sdkGet("/sdk/" + token)
 		wantStatusCode(t, r, 410, "expired page")
-		wantHTML(t, r, `This verification link has expired`)
+		// In the session's language and theme (issue 11, defect 3).
+		wantHTML(t, r, `Dieser Prüfungslink ist abgelaufen`, `<html lang="de" class="theme-dark">`)
 		if r.Header.Get("Content-Security-Policy") == "" {
 			t.Errorf("410 page without CSP")
 		}
@@ -621,7 +659,8 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 	// Questionnaire through the no-JS form: a bad choice, then good answers.
 	r = in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"lottery"}})
 	wantStatusCode(t, r, 400, "bad choice")
-	wantHTML(t, r, `questionnaire.source`)
+	wantHTML(t, r, `Please choose one of the options\.`)
+	noHTML(t, r, `questionnaire\.source`)
 	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}}), 303, "answers")
 	r = in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{"pep":"maybe","source":"salary"}`)
 	wantStatusCode(t, r, 400, "bad boolean")
@@ -710,7 +749,7 @@ func TestSDKCompanyFlow(t *testing.T) {
 	}
 	r = in.sdkForm(page+"/personal-info", url.Values{"companyName": {"Other Ltd"}})
 	wantStatusCode(t, r, 409, "locked company name")
-	wantHTML(t, r, `Company name cannot be changed here.`)
+	wantHTML(t, r, `Company name was provided by the service and cannot be changed here.`)
 	wantStatusCode(t, in.sdkForm(page+"/submit", url.Values{}), 303, "submit")
 	wantHTML(t, in.sdkGet(page), `id="waiting"`)
 	in.advance(2 * time.Second)
@@ -832,8 +871,7 @@ func TestSDKAuditReturnURL(t *testing.T) {
 		t.Errorf("return: %d %q", r.Status, r.Header.Get("Location"))
 	}
 	r = in.sdkGet("/sdk/" + token)
-	wantHTML(t, r, `<meta http-equiv="refresh" content="5;url=`+regexp.QuoteMeta(want)+`">`,
-		`<a class="button" href="`+regexp.QuoteMeta(want)+`" rel="noreferrer"`)
+	wantHTML(t, r, `id="countdown"`, `<a class="button" href="`+regexp.QuoteMeta(want)+`" rel="noreferrer"`)
 	noHTML(t, r, `"hi"`, `<b>`)
 }
 

@@ -101,6 +101,11 @@ var idempotentOps = map[string]bool{
 	"createVault": true, "createWallet": true, "createTransaction": true, "createSandboxDeposit": true,
 }
 
+// decodesImages lists the operations that decode uploaded images: with the
+// process's decode budget taken they answer 503 decoder_busy with
+// Retry-After (SPEC §3.4: concurrent decoding is bounded per process).
+var decodesImages = map[string]bool{"verifyApplicant": true, "addDocument": true, "uploadSdkDocuments": true}
+
 // applyConventions declares SPEC §2 on every operation of doc. An
 // operation's kind follows from its security: the global API credentials
 // (X-Api-Key and X-Api-Secret, hence X-Environment: 400, 401, 403), the
@@ -149,6 +154,9 @@ func applyConventions(doc map[string]any) {
 			}
 			if op["requestBody"] != nil || method == "post" || method == "put" || method == "patch" {
 				want = append(want, "413")
+			}
+			if decodesImages[id] {
+				want = append(want, "503")
 			}
 			for _, code := range want {
 				if responses[code] == nil {

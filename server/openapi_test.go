@@ -12,7 +12,7 @@ import (
 // that /openapi.json, a valid-looking OpenAPI 3.1 document, has each path
 // and method of the JSON API (path parameters may be named differently),
 // and no operation the router does not serve; that the HTML pages (console,
-// hosted pages, their assets, short links) are left out, as they are not
+// hosted pages, their assets, short links, the favicon) are left out, as they are not
 // partner operations; that every $ref resolves; and that every path
 // parameter is declared, required, in its operation.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
@@ -123,7 +123,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 // programs: the console, the hosted verification pages with their form
 // posts and assets, and short links.
 func htmlRoute(path string) bool {
-	for _, prefix := range []string{"/console", "/sdk/", "/sdk-assets/", "/l/"} {
+	for _, prefix := range []string{"/console", "/sdk/", "/sdk-assets/", "/l/", "/favicon.ico"} {
 		if strings.HasPrefix(path, prefix) {
 			return true
 		}

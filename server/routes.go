@@ -22,6 +22,7 @@ func (s *Server) routes() {
 	if s.metrics != nil {
 		r.GET("/metrics", s.public(s.serveMetrics))
 	}
+	r.GET("/favicon.ico", ui.Favicon) // the icon of the hosted UI and the console
 	r.GET("/v1/admin/backup", s.admin(s.backup))
 
 	// Sandbox tools and operations (SPEC §7).

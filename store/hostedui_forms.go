@@ -99,11 +99,14 @@ func (s *Store) SDKPersonalInfo(token string, in map[string]json.RawMessage) (SD
 }
 
 // SDKFile is one uploaded file of a hosted-UI upload. Field names the
-// multipart part, for errors; Side is front or back for identity_doc.
+// multipart part, for errors; Side is front or back for identity_doc;
+// DocType, when set, is the file's own document type (the company
+// documents form uploads every required document at once).
 type SDKFile struct {
-	Field string
-	Side  string
-	Data  []byte
+	Field   string
+	Side    string
+	DocType string
+	Data    []byte
 }
 
 // SDKUpload is one hosted-UI upload: files for one step.
@@ -134,18 +137,37 @@ func (in SDKUpload) check(s *Store, l Level) ([]upload, error) {
 	if !inList(kinds, in.Kind) {
 		return nil, Invalid("kind", "kind must be a document step of level %s: %s", l.Name, strings.Join(kinds, ", "))
 	}
-	switch in.Kind {
-	case StepIdentityDoc:
-		if in.DocType != "" && !inList(idDocTypes(), in.DocType) {
-			return nil, Invalid("docType", "docType must be one of %s", strings.Join(idDocTypes(), ", "))
+	docTypes := []string{in.DocType}
+	for _, f := range in.Files {
+		if f.DocType != "" {
+			if in.Kind != StepCompanyDocs {
+				return nil, Invalid(f.Field, "a document type per file applies only to company_docs")
+			}
+			docTypes = append(docTypes, f.DocType)
 		}
-	case StepCompanyDocs:
-		if !validDocType(in.DocType) {
-			return nil, Invalid("docType", "docType is required for company_docs, e.g. certificate_of_incorporation")
+	}
+	if in.Kind == StepCompanyDocs && in.DocType == "" && len(docTypes) > 1 {
+		docTypes = docTypes[1:] // every file names its own
+		for _, f := range in.Files {
+			if f.DocType == "" {
+				return nil, Invalid(f.Field, "docType is required for company_docs, e.g. certificate_of_incorporation")
+			}
 		}
-	default:
-		if in.DocType != "" && !validDocType(strings.ToLower(in.DocType)) {
-			return nil, Invalid("docType", "docType must be 1-64 characters of a-z0-9_")
+	}
+	for _, dt := range docTypes {
+		switch in.Kind {
+		case StepIdentityDoc:
+			if dt != "" && !inList(idDocTypes(), dt) {
+				return nil, Invalid("docType", "docType must be one of %s", strings.Join(idDocTypes(), ", "))
+			}
+		case StepCompanyDocs:
+			if !validDocType(dt) {
+				return nil, Invalid("docType", "docType is required for company_docs, e.g. certificate_of_incorporation")
+			}
+		default:
+			if dt != "" && !validDocType(strings.ToLower(dt)) {
+				return nil, Invalid("docType", "docType must be 1-64 characters of a-z0-9_")
+			}
 		}
 	}
 	if len(in.Files) == 0 {
@@ -171,17 +193,22 @@ func (in SDKUpload) check(s *Store, l Level) ([]upload, error) {
 		} else if side != "" {
 			return nil, Invalid("side", "side applies only to identity_doc")
 		}
+		docType := in.DocType
+		if f.DocType != "" {
+			docType = f.DocType
+		}
 		if in.Kind != StepLiveness {
-			if sides[side] {
-				return nil, Invalid(f.Field, "one file per upload (per side of an identity document)")
+			key := side + "/" + docType
+			if sides[key] {
+				return nil, Invalid(f.Field, "one file per upload (per side of an identity document, per company document type)")
 			}
-			sides[side] = true
+			sides[key] = true
 		}
 		img, err := s.checkImage(f.Field, f.Data, in.Kind != StepSelfie && in.Kind != StepLiveness)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, upload{kind: in.Kind, side: side, docType: in.DocType, img: img})
+		out = append(out, upload{kind: in.Kind, side: side, docType: docType, img: img})
 	}
 	return out, nil
 }
@@ -214,8 +241,11 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 				return err
 			}
 		}
-		hashes := []string{}
+		hashes, docTypes := []string{}, []string{}
 		for _, u := range ups {
+			if u.docType != "" && !inList(docTypes, u.docType) {
+				docTypes = append(docTypes, u.docType)
+			}
 			if err := t.addDocument(x.Env, a, l, u); err != nil {
 				return err
 			}
@@ -224,7 +254,11 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 		if err := t.save(x.Env, a); err != nil {
 			return err
 		}
-		return t.sdkUpdated(x, a, map[string]any{"action": "documents.uploaded", "kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes})
+		details := map[string]any{"action": "documents.uploaded", "kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes}
+		if len(docTypes) > 1 {
+			details["docTypes"] = docTypes
+		}
+		return t.sdkUpdated(x, a, details)
 	})
 }
 

@@ -31,6 +31,10 @@ type SDKStep struct {
 	ReviewStatus     string     `json:"reviewStatus"`
 	ReviewAnswer     NullString `json:"reviewAnswer"`
 	ReviewRejectType NullString `json:"reviewRejectType"`
+	// RejectLabels and ModerationComment say why a RED step was rejected,
+	// so the page can tell the applicant what to redo.
+	RejectLabels      []string   `json:"rejectLabels"`
+	ModerationComment NullString `json:"moderationComment"`
 }
 
 // SDKField is a data field the level collects.
@@ -177,7 +181,8 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 	for _, st := range a.Steps {
 		enough := a.hasData(st.Kind, l) // for submission
 		s := SDKStep{Kind: st.Kind, Optional: st.Optional, Automatic: screeningStep(st.Kind), HasData: enough,
-			ReviewStatus: st.ReviewStatus, ReviewAnswer: st.ReviewAnswer, ReviewRejectType: st.ReviewRejectType}
+			ReviewStatus: st.ReviewStatus, ReviewAnswer: st.ReviewAnswer, ReviewRejectType: st.ReviewRejectType,
+			RejectLabels: append([]string{}, st.RejectLabels...), ModerationComment: st.ModerationComment}
 		if st.Kind == StepQuestionnaire {
 			s.HasData = a.Answers != nil || len(l.Questionnaire) == 0 // answered, even if every question is optional
 		}
@@ -306,4 +311,39 @@ func (s *Store) SDKState(token string) (SDKState, error) {
 	return s.sdkCall(token, func(t *txn, x Session, a *diskApplicant, l Level) error {
 		return t.sdkInternal(x, a, "sdk.state_read", nil)
 	})
+}
+
+// SDKLook is the language and theme a session's pages are shown in.
+type SDKLook struct {
+	Lang, Theme string
+}
+
+// SDKLinkLook returns the language and theme of the session that token (or,
+// when token is empty, the short code) names, whether it expired or not, so
+// that the page saying a link is gone speaks the session's language. ok is
+// false when neither names a session.
+func (s *Store) SDKLinkLook(token, code string) (look SDKLook, ok bool, err error) {
+	err = s.view(func(t *txn) error {
+		for _, e := range Envs() {
+			tok := token
+			if tok == "" {
+				b := t.env(e, "shortlinks").Get([]byte(code))
+				if b == nil {
+					continue
+				}
+				tok = string(b)
+			}
+			x, found, err := t.getSession(e, tok)
+			if err != nil || !found {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			look, ok = SDKLook{Lang: x.Lang, Theme: x.Theme}, true
+			return nil
+		}
+		return nil
+	})
+	return look, ok, err
 }

@@ -45,6 +45,12 @@ type uboRow struct {
 
 // Applicant serves GET /console/applicants/:id.
 func (c *Console) Applicant(w http.ResponseWriter, r *Request) error {
+	return c.applicantPage(w, r, http.StatusOK, nil)
+}
+
+// applicantPage renders the applicant page with status; form, when not
+// nil, is a decision form that was refused, shown again with its error.
+func (c *Console) applicantPage(w http.ResponseWriter, r *Request, status int, form *decisionForm) error {
 	id := r.params.ByName("id")
 	a, err := c.store.Applicant(r.env, id)
 	if err != nil {
@@ -64,8 +70,11 @@ func (c *Console) Applicant(w http.ResponseWriter, r *Request) error {
 	}
 	data := map[string]any{"A": a, "Steps": steps.Steps, "History": history, "Labels": store.RejectLabels(),
 		"Awaiting": a.Review.ReviewStatus == store.ReviewAwaiting, "Info": infoFields(a),
-		"Structure": structure, "Rows": rows, "HasRows": hasRows}
-	return c.render(w, r, http.StatusOK, "applicant", a.ExternalUserID, "applicants", data)
+		"Structure": structure, "Rows": rows, "HasRows": hasRows, "Form": form}
+	if form == nil {
+		data["Form"] = &decisionForm{RejectType: store.RejectFinal}
+	}
+	return c.render(w, r, status, "applicant", a.ExternalUserID, "applicants", data)
 }
 
 // infoFields lists the applicant's data fields that have a value.
@@ -154,6 +163,9 @@ func (c *Console) Document(w http.ResponseWriter, r *Request) error {
 	if err != nil {
 		return err
 	}
+	// Opened on its own (the zoom), the browser's image viewer styles the
+	// page inline: allowed here, where the only content is the image.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
 	w.Header().Set("Content-Type", img.ContentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(img.Data)))
 	w.Header().Set("Content-Disposition", "inline")
@@ -162,8 +174,30 @@ func (c *Console) Document(w http.ResponseWriter, r *Request) error {
 	return nil
 }
 
+// decisionForm is the decision form as posted, shown again with Err (and
+// the field it names) when the console refuses it.
+type decisionForm struct {
+	Answer, RejectType, Comment string
+	Labels                      []string
+	Err, ErrField               string
+}
+
+// Has reports whether label is checked.
+func (f *decisionForm) Has(label string) bool {
+	for _, l := range f.Labels {
+		if l == label {
+			return true
+		}
+	}
+	return false
+}
+
 // Decide serves POST /console/applicants/:id/decision: the same store
-// operation as POST /v1/admin/applicants/{id}/decision.
+// operation as POST /v1/admin/applicants/{id}/decision, with two rules of
+// the console's own: a rejection names at least one label (the applicant
+// is told why in words), and a FINAL rejection is confirmed (the form's
+// "confirmFinal"), since it cannot be undone short of a reset. A refused
+// form is shown again, as posted, with the error beside the field (400).
 func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 	id := r.params.ByName("id")
 	f := r.PostForm
@@ -172,10 +206,25 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 		answer = f.Get("decision")
 	}
 	d := store.Decision{ReviewAnswer: consoleAnswer(answer), ModerationComment: strings.TrimSpace(f.Get("moderationComment"))}
+	form := &decisionForm{Answer: d.ReviewAnswer, Comment: d.ModerationComment, RejectType: strings.ToUpper(strings.TrimSpace(f.Get("reviewRejectType")))}
 	if d.ReviewAnswer == store.Red {
-		d.ReviewRejectType, d.RejectLabels = strings.ToUpper(strings.TrimSpace(f.Get("reviewRejectType"))), f["rejectLabels"]
+		d.ReviewRejectType, d.RejectLabels = form.RejectType, f["rejectLabels"]
+		form.Labels = d.RejectLabels
+		switch {
+		case len(d.RejectLabels) == 0:
+			form.Err, form.ErrField = "Choose at least one reject label: it tells the applicant and the partner why.", "rejectLabels"
+		case d.ReviewRejectType == store.RejectFinal && f.Get("confirmFinal") == "":
+			form.Err, form.ErrField = "A FINAL rejection cannot be undone without a reset: tick the confirmation to record it.", "confirmFinal"
+		}
+		if form.Err != "" {
+			return c.applicantPage(w, r, http.StatusBadRequest, form)
+		}
 	}
 	if _, err := c.store.Decide(r.env, id, d); err != nil {
+		if e := store.AsError(err); e.Code == store.EINVALID {
+			form.Err, form.ErrField = e.Message, e.Field
+			return c.applicantPage(w, r, http.StatusBadRequest, form)
+		}
 		return err
 	}
 	return redirect(w, r, "/console/applicants/"+url.PathEscape(id), "decided")

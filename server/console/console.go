@@ -26,6 +26,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
@@ -37,7 +38,7 @@ var consoleFiles embed.FS
 const (
 	consoleCookie      = "complybox_console"       // the session id
 	consoleLoginCookie = "complybox_console_login" // the login form's CSRF token (double submit)
-	consoleCSP         = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	consoleCSP         = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 
 // Console serves the console pages: the templates are parsed once, by New.
@@ -46,14 +47,17 @@ type Console struct {
 	log    *slog.Logger
 	pages  map[string]*template.Template
 	static fs.FS
-	secure bool // cookies only over https (public_url is https)
+	secure bool              // cookies only over https (public_url is https)
+	labels map[string]string // reject label → the sentence that explains it
+	events map[string]string // history event type → words
 }
 
 // New parses the console templates. publicURL is the service's public
 // base: over https the cookies are Secure. Internal errors are logged to
 // log.
 func New(st *store.Store, publicURL string, log *slog.Logger) *Console {
-	c := &Console{store: st, log: log, pages: map[string]*template.Template{}, secure: strings.HasPrefix(publicURL, "https://")}
+	c := &Console{store: st, log: log, pages: map[string]*template.Template{}, secure: strings.HasPrefix(publicURL, "https://"),
+		labels: hostedui.RejectLabelTexts(), events: eventNames()}
 	static, err := fs.Sub(consoleFiles, "static")
 	if err != nil {
 		panic(err)
@@ -68,7 +72,7 @@ func New(st *store.Store, publicURL string, log *slog.Logger) *Console {
 		if page == "layout" {
 			continue
 		}
-		c.pages[page] = template.Must(template.New("layout.html").Funcs(consoleFuncs()).
+		c.pages[page] = template.Must(template.New("layout.html").Funcs(c.funcs()).
 			ParseFS(consoleFiles, "templates/layout.html", name))
 	}
 	return c
@@ -296,9 +300,28 @@ func checkLoginToken(r *http.Request) bool {
 	return err == nil && ck.Value != "" && subtle.ConstantTimeCompare([]byte(ck.Value), []byte(form)) == 1
 }
 
-// consoleFuncs are the template functions.
-func consoleFuncs() template.FuncMap {
+// funcs are the template functions.
+func (c *Console) funcs() template.FuncMap {
 	return template.FuncMap{
+		"labelName": humanize,
+		"humanizeKind": func(kind string) string {
+			if n, ok := map[string]string{"identity_doc": "Identity document", "poa": "Proof of address", "company_docs": "Company documents",
+				"aml": "AML screening", "adverse_media": "Media screening"}[kind]; ok {
+				return n
+			}
+			return humanize(kind)
+		},
+		"labelText": func(label string) string { return c.labels[label] },
+		"eventName": c.eventName,
+		"details":   details,
+		"when": func(t store.Time) template.HTML {
+			if t.IsZero() {
+				return ""
+			}
+			iso := t.String()
+			return template.HTML(`<time datetime="` + template.HTMLEscapeString(iso) + `">` +
+				template.HTMLEscapeString(t.UTC().Format("2006-01-02 15:04:05")+" UTC") + `</time>`)
+		},
 		"str": func(v any) string {
 			switch x := v.(type) {
 			case nil:

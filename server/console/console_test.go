@@ -10,7 +10,7 @@ import (
 // script scraping the page reads it right; anything else is escaped.
 func TestSecretText(t *testing.T) {
 	t.Parallel()
-	tpl := template.Must(template.New("s").Funcs(consoleFuncs()).Parse(`<pre class="secret">{{secret .}}</pre>`))
+	tpl := template.Must(template.New("s").Funcs((&Console{}).funcs()).Parse(`<pre class="secret">{{secret .}}</pre>`))
 	for in, want := range map[string]string{
 		"ab+/cd==":          `<pre class="secret">ab+/cd==</pre>`,
 		"sbx_secret_Ab-9":   `<pre class="secret">sbx_secret_Ab-9</pre>`,

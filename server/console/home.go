@@ -144,8 +144,11 @@ func (c *Console) StaticFile(w http.ResponseWriter, r *Request) error {
 		return store.NotFound("file", name)
 	}
 	ct := "application/octet-stream"
-	if strings.HasSuffix(name, ".css") {
+	switch {
+	case strings.HasSuffix(name, ".css"):
 		ct = "text/css; charset=utf-8"
+	case strings.HasSuffix(name, ".js"):
+		ct = "text/javascript; charset=utf-8"
 	}
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "public, max-age=3600")

@@ -126,6 +126,26 @@ func (c *Console) Level(w http.ResponseWriter, r *Request) error {
 	return c.render(w, r, http.StatusOK, "level", "Level "+l.Name, "settings", map[string]any{"L": l, "Edit": levelJSON(l)})
 }
 
+// levelFormError shows a level form again after a failed save: what the
+// operator typed, kept, and the error beside the field, with the status
+// the API would answer. Only EINVALID and ECONFLICT come back to the form.
+func (c *Console) levelFormError(w http.ResponseWriter, r *Request, page string, l store.Level, err error) error {
+	e := store.AsError(err)
+	if e.Code != store.EINVALID && e.Code != store.ECONFLICT {
+		return err
+	}
+	data := map[string]any{"L": l, "Edit": r.PostForm.Get("level"), "Err": e.Message, "ErrField": e.Field}
+	title := "Level " + l.Name
+	if page == "levels" {
+		ls, lerr := c.store.Levels(r.env)
+		if lerr != nil {
+			return lerr
+		}
+		data["Items"], title = ls, "Levels"
+	}
+	return c.render(w, r, wire.Status(err), page, title, "settings", data)
+}
+
 // levelJSON is the editable part of l as indented JSON, the body of
 // PATCH /v1/levels/{levelName}.
 func levelJSON(l store.Level) string {
@@ -144,11 +164,11 @@ func levelJSON(l store.Level) string {
 func (c *Console) CreateLevel(w http.ResponseWriter, r *Request) error {
 	var in store.Level
 	if err := wire.DecodeBytes([]byte(r.PostForm.Get("level")), &in); err != nil {
-		return err
+		return c.levelFormError(w, r, "levels", store.Level{}, err)
 	}
 	l, err := c.store.CreateLevel(r.env, in)
 	if err != nil {
-		return err
+		return c.levelFormError(w, r, "levels", store.Level{}, err)
 	}
 	if err := c.store.RecordConsoleAction(r.env, "console.level_created", map[string]any{"name": l.Name}); err != nil {
 		return err
@@ -159,14 +179,18 @@ func (c *Console) CreateLevel(w http.ResponseWriter, r *Request) error {
 // EditLevel serves POST /console/levels/:name: the form's "level" field is
 // the JSON body of PATCH /v1/levels/{levelName}.
 func (c *Console) EditLevel(w http.ResponseWriter, r *Request) error {
-	var in store.LevelPatch
-	if err := wire.DecodeBytes([]byte(r.PostForm.Get("level")), &in); err != nil {
-		return err
-	}
 	name := r.params.ByName("name")
-	l, err := c.store.PatchLevel(r.env, name, in)
+	old, err := c.store.Level(r.env, name)
 	if err != nil {
 		return err
+	}
+	var in store.LevelPatch
+	if err := wire.DecodeBytes([]byte(r.PostForm.Get("level")), &in); err != nil {
+		return c.levelFormError(w, r, "level", old, err)
+	}
+	l, err := c.store.PatchLevel(r.env, name, in)
+	if err != nil {
+		return c.levelFormError(w, r, "level", old, err)
 	}
 	if err := c.store.RecordConsoleAction(r.env, "console.level_edited", map[string]any{"name": l.Name, "previousName": name}); err != nil {
 		return err

@@ -159,7 +159,8 @@ func (ui *UI) Submit(w http.ResponseWriter, r *http.Request, token string) error
 // readUpload reads a multipart upload: the fields kind (or type), side and
 // docType (or idDocType) and the file parts "file" (one or more; "image" or
 // any other name with a file name is the same), "front" and "back" (sides
-// of an identity document). An empty file input (no name, no bytes) is
+// of an identity document) and "file.<docType>" (a company document of that
+// type: the company documents form has one input per required document). An empty file input (no name, no bytes) is
 // skipped. A JSON body as POST …/documents takes it (kind, side,
 // docType, image in base64) is accepted too. Returns EINVALID naming the
 // field and ETOOLARGE past the body limit.
@@ -177,8 +178,8 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 		return up, store.Invalid("body", "malformed multipart body")
 	}
 	type filePart struct {
-		name string
-		data []byte
+		name, docType string
+		data          []byte
 	}
 	var files []filePart
 	count := map[string]int{}
@@ -190,7 +191,10 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 		if err != nil {
 			return up, uploadError(err)
 		}
-		name := p.FormName()
+		name, docType := p.FormName(), ""
+		if dt, ok := strings.CutPrefix(name, "file."); ok && dt != "" {
+			name, docType = "file", dt
+		}
 		switch {
 		case name == "idDocType":
 			name = "docType" // the name POST …/verify uses
@@ -227,6 +231,11 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 			if name == "image" {
 				name = "file"
 			}
+			if docType != "" {
+				// Named by its type, so an error names the input.
+				files = append(files, filePart{name: "file." + docType, docType: docType, data: b})
+				continue
+			}
 			files = append(files, filePart{name: name, data: b})
 			count[name]++
 		default:
@@ -243,10 +252,10 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 		}
 		seen[f.name]++
 		side := ""
-		if f.name != "file" {
+		if f.name == "front" || f.name == "back" {
 			side = f.name
 		}
-		up.Files = append(up.Files, store.SDKFile{Field: field, Side: side, Data: f.data})
+		up.Files = append(up.Files, store.SDKFile{Field: field, Side: side, DocType: f.docType, Data: f.data})
 	}
 	return up, nil
 }

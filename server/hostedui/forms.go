@@ -29,21 +29,7 @@ func (ui *UI) formError(w http.ResponseWriter, r *http.Request, token, step stri
 		return
 	}
 	p := ui.build(token, st, step)
-	label := e.Field
-	base, _, _ := strings.Cut(e.Field, "[") // roles[1] is labelled as roles
-	if l := p.T("field." + base); l != "field."+base {
-		label = l
-	}
-	switch {
-	case e.Code == store.ELOCKED:
-		p.Err = &sdkError{Title: p.Tf("error.locked", label), Message: e.Message}
-	case e.Field != "":
-		p.Err = &sdkError{Title: p.Tf("error.field", label), Message: e.Message}
-	case e.Code == store.ECONFLICT:
-		p.Err = &sdkError{Title: p.T("error.conflict"), Message: e.Message}
-	default:
-		p.Err = &sdkError{Title: p.T("error"), Message: e.Message}
-	}
+	p.Err = p.plainError(e)
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		f.Invalid = f.Name == e.Field
@@ -70,7 +56,13 @@ func (ui *UI) done(w http.ResponseWriter, r *http.Request, token string, st stor
 	sdkHeaders(w)
 	target := "/sdk/" + url.PathEscape(token)
 	if p := ui.build(token, st, ""); p.Mode == "step" {
-		target += "?step=" + url.QueryEscape(p.next(step))
+		next := p.next(step)
+		for _, n := range p.Nav {
+			if n.Key == step && !n.Done && step != "review" && step != "ubo" {
+				next = step // still open (a company document is missing): stay
+			}
+		}
+		target += "?step=" + url.QueryEscape(next)
 	}
 	http.Redirect(w, r, target, http.StatusSeeOther)
 }
@@ -152,10 +144,7 @@ func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httproute
 		st, err = ui.store.SDKAddDocuments(token, up)
 	}
 	if err != nil {
-		if store.ErrorCode(err) == store.ETOOLARGE {
-			ui.writeError(w, r, err)
-			return
-		}
+		// Past the body limit too: the page again, with the error in words.
 		ui.formError(w, r, token, up.Kind, err, nil)
 		return
 	}

@@ -100,16 +100,14 @@ type sdkMessagePage struct {
 	Lang, Theme, Version, Title, Text string
 }
 
-// fail answers a page request whose session cannot be used: 410 for an
-// expired or unknown link (SPEC §3.8), each with its own text; other errors
-// as the API would.
+// fail answers a page request whose session cannot be used with the
+// friendly page (SPEC §3.8): 410 for an expired or unknown session link,
+// 404 for an unknown short link, in the session's language and theme when
+// the link names one (else the browser's language). Other errors as the
+// API would.
 func (ui *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
-	lang := "en"
-	if al := strings.ToLower(r.Header.Get("Accept-Language")); strings.HasPrefix(al, "de") {
-		lang = "de"
-	}
-	p := &sdkPage{ui: ui, Lang: lang}
-	page := sdkMessagePage{Lang: lang, Theme: "light", Version: ui.version}
+	page := ui.messagePage(r)
+	p := &sdkPage{ui: ui, Lang: page.Lang}
 	switch store.ErrorCode(err) {
 	case store.EGONE:
 		page.Title, page.Text = p.T("gone.title"), p.T("gone.text")
@@ -117,9 +115,40 @@ func (ui *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case store.EUNAUTHORIZED:
 		page.Title, page.Text = p.T("notfound.title"), p.T("notfound.text")
 		ui.write(w, r, "message", page, http.StatusGone)
+	case store.ENOTFOUND:
+		page.Title, page.Text = p.T("notfound.title"), p.T("notfound.text")
+		ui.write(w, r, "message", page, http.StatusNotFound)
 	default:
 		ui.writeError(w, r, err)
 	}
+}
+
+// messagePage is the look of the page for a link that is gone: the
+// language and theme of the session that the path's token or short code
+// names, else the browser's language, light.
+func (ui *UI) messagePage(r *http.Request) sdkMessagePage {
+	page := sdkMessagePage{Lang: "en", Theme: "light", Version: ui.version}
+	if al := strings.ToLower(r.Header.Get("Accept-Language")); strings.HasPrefix(al, "de") {
+		page.Lang = "de"
+	}
+	var token, code string
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/sdk/"); ok {
+		token, _, _ = strings.Cut(rest, "/")
+	} else if rest, ok := strings.CutPrefix(r.URL.Path, "/l/"); ok {
+		code = rest
+	}
+	if token == "" && code == "" {
+		return page
+	}
+	look, ok, err := ui.store.SDKLinkLook(token, code)
+	if err != nil || !ok {
+		return page
+	}
+	page.Lang = sdkLang(look.Lang)
+	if look.Theme == "dark" {
+		page.Theme = "dark"
+	}
+	return page
 }
 
 func (ui *UI) Asset(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {

@@ -2,36 +2,36 @@ package hostedui
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
-
-	"github.com/complybox/complybox/store"
 )
 
-const expiredPage = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Link expired</title></head>
-<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem">
-<h1>This verification link has expired</h1>
-<p>Please ask for a new link to continue your verification.</p>
-</body></html>
-`
-
-// ShortLink serves GET /l/:code: a redirect to the link's hosted-UI
-// session; 410 with a small page once the session expired.
+// ShortLink serves GET /l/:code: a redirect (302) to the link's hosted-UI
+// session. /l/ is a link people open in a browser, so an expired link is
+// the friendly 410 page and an unknown one the friendly 404 page, in the
+// session's language and theme when known, with the hosted UI's CSP. Only
+// a client that asks for JSON and not for HTML (a script checking a link)
+// gets the API's JSON error instead.
 func (ui *UI) ShortLink(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	target, err := ui.store.ShortLink(ps.ByName("code"))
-	if store.ErrorCode(err) == store.EGONE {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusGone)
-		w.Write([]byte(expiredPage))
-		return
-	}
 	if err != nil {
-		ui.writeError(w, r, err)
+		accept := r.Header.Get("Accept")
+		if strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/html") {
+			ui.writeError(w, r, err)
+			return
+		}
+		ui.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, target, http.StatusFound)
+}
+
+// Favicon serves /favicon.ico, the icon browsers ask for on every page of
+// the hosted UI and the console.
+func (ui *UI) Favicon(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	r2 := r.Clone(r.Context())
+	ui.Asset(w, r2, httprouter.Params{{Key: "file", Value: "/favicon.ico"}})
 }

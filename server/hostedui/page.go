@@ -43,6 +43,8 @@ type sdkNav struct {
 	Key, Label      string
 	Done, Current   bool
 	Optional, Retry bool
+	Labels          []string // a RETRY step's reject labels
+	Comment         string   // a RETRY step's moderation comment
 }
 
 type sdkError struct {
@@ -82,6 +84,7 @@ type sdkUboForm struct {
 type sdkDocView struct {
 	DocType, Label string
 	Uploaded       bool
+	Rejected       bool // uploaded, but the step was rejected with RETRY
 }
 
 // T returns the message key in the page's language.
@@ -114,12 +117,6 @@ func (p *sdkPage) ReturnHref() template.HTMLAttr {
 	return template.HTMLAttr(`href="` + p.returnAttr() + `"`)
 }
 
-// ReturnRefresh is the content attribute of the meta refresh that takes
-// the applicant back to the partner after a final verdict.
-func (p *sdkPage) ReturnRefresh() template.HTMLAttr {
-	return template.HTMLAttr(`content="5;url=` + p.returnAttr() + `"`)
-}
-
 // charRef matches what follows an ampersand that would read as a character
 // reference.
 var charRef = regexp.MustCompile(`^&[A-Za-z0-9#]+;`)
@@ -147,6 +144,40 @@ func (p *sdkPage) returnAttr() string {
 		}
 	}
 	return b.String()
+}
+
+// StepRetry is the navigation entry of the current step when it was
+// rejected with RETRY and waits for new data, else nil.
+func (p *sdkPage) StepRetry() *sdkNav {
+	for i := range p.Retry {
+		if p.Retry[i].Key == p.Step {
+			return &p.Retry[i]
+		}
+	}
+	return nil
+}
+
+// Uploaded reports whether the document of kind (and side) is there and
+// counts: uploaded, and its step is not waiting for a new upload after a
+// RETRY.
+func (p *sdkPage) Uploaded(kind, side string) bool {
+	for _, n := range p.Retry {
+		if n.Key == kind {
+			return false
+		}
+	}
+	return p.Has(kind, side)
+}
+
+// CompanyDocsDone counts the required company documents that are there.
+func (p *sdkPage) CompanyDocsDone() int {
+	n := 0
+	for _, d := range p.CompanyDocs {
+		if d.Uploaded {
+			n++
+		}
+	}
+	return n
 }
 
 // Heading is the title of the current step.
@@ -193,7 +224,11 @@ func (ui *UI) build(token string, st store.SDKState, requested string) *sdkPage 
 			continue // nothing for the applicant to do
 		}
 		retry := s.ReviewAnswer == store.Red && s.ReviewRejectType == store.RejectRetry
-		p.Nav = append(p.Nav, sdkNav{Key: s.Kind, Done: s.HasData && !missing[s.Kind], Optional: s.Optional, Retry: retry})
+		n := sdkNav{Key: s.Kind, Done: s.HasData && !missing[s.Kind], Optional: s.Optional, Retry: retry}
+		if retry {
+			n.Labels, n.Comment = s.RejectLabels, string(s.ModerationComment)
+		}
+		p.Nav = append(p.Nav, n)
 	}
 	if st.Applicant.Type == store.TypeCompany {
 		// The beneficial-owner rows (SPEC §3.6); rows added here have
@@ -320,12 +355,10 @@ func (p *sdkPage) fill() {
 		}
 		p.Questions = append(p.Questions, v)
 	}
+	retry := !p.Uploaded(store.StepCompanyDocs, "") && p.Has(store.StepCompanyDocs, "")
 	for _, d := range st.CompanyRequiredDocuments {
-		label := p.T("doc." + d)
-		if label == "doc."+d {
-			label = strings.ReplaceAll(d, "_", " ")
-		}
-		p.CompanyDocs = append(p.CompanyDocs, sdkDocView{DocType: d, Label: label, Uploaded: p.hasDocType(d)})
+		has := p.hasDocType(d)
+		p.CompanyDocs = append(p.CompanyDocs, sdkDocView{DocType: d, Label: p.docLabel(d), Uploaded: has && !retry, Rejected: has && retry})
 	}
 	for _, t := range store.IDDocTypes() {
 		p.IDDocTypes = append(p.IDDocTypes, sdkOption{Value: t, Label: p.T("doc." + t)})

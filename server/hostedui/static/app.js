@@ -108,6 +108,22 @@
     camera(input, 'user', prompts, input.getAttribute('data-start'));
   });
 
+  // A final verdict goes back to the partner after a visible countdown
+  // that the applicant can skip with the button (WCAG 2.2.1: no timed
+  // meta refresh). Without script the button is the way back.
+  var countdown = document.getElementById('countdown');
+  var back = document.getElementById('return');
+  if (countdown && back) {
+    var left = parseInt(countdown.getAttribute('data-seconds'), 10) || 5;
+    var tick = function () {
+      if (left <= 0) { window.location.assign(back.href); return; }
+      countdown.textContent = t('countdown').replace('%d', left);
+      left--;
+      setTimeout(tick, 1000);
+    };
+    tick();
+  }
+
   // Waiting for the verdict: poll the state with backoff, reload once it
   // is there (the page then shows it). Without script a meta refresh does.
   if (body.getAttribute('data-mode') === 'waiting' && window.fetch && token) {

@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// Browser tests of the console (SPEC §3.9): an operator on a laptop.
+
+// TestBrowserConsoleDecision: log in, find the applicant the sandbox
+// reviewer held for an operator (MANUAL), zoom a document, reject with a
+// label (refused first without one), see the verdict and the
+// applicantReviewed webhook among the deliveries. A form posted without
+// its CSRF token is refused. Every page passes axe-core, at 1280 px and at
+// 390 px without the page scrolling sideways.
+func TestBrowserConsoleDecision(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, _ := in.kycReceiver()
+	in.createApplicant("held-1", "MANUAL")
+	in.expect(200, "POST", "/v1/applicants/held-1/verify", verifyBody(t, 81))
+	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
+		t.Fatal(err)
+	}
+
+	tb := in.chrome(t, desktop)
+	tb.open("/console")
+	tb.contains("Log in")
+	tb.a11y()
+	tb.fill("input[name=password]", consolePassword)
+	tb.submit("form[action='/console/login'] button[type=submit]")
+	tb.contains("Overview")
+
+	tb.open("/console/applicants?reviewStatus=awaitingOperatorReview")
+	tb.contains("held-1")
+	tb.a11y()
+	tb.submit("a[href='/console/applicants/held-1']")
+	tb.contains("Decision", "Documents", "On hold for an operator")
+	tb.a11y()
+	tb.shot("console-applicant-desktop")
+	// The decision form comes after the documents in the page and beside
+	// them at this width.
+	if !eval[bool](tb, `document.querySelector('.evidence').compareDocumentPosition(document.querySelector('#decision')) & Node.DOCUMENT_POSITION_FOLLOWING ? true : false`) {
+		t.Error("the decision form comes before the documents")
+	}
+	if !eval[bool](tb, `document.querySelector('#decision').getBoundingClientRect().left > document.querySelector('.evidence').getBoundingClientRect().right - 1`) {
+		t.Error("the decision form is not beside the documents at 1280 px")
+	}
+	// No table cell breaks a word.
+	if broken := eval[string](tb, `Array.from(document.querySelectorAll('td .badge, td code, td time')).filter(e => e.getClientRects().length > 1).map(e => e.textContent).join(', ')`); broken != "" {
+		t.Errorf("codes broken across lines: %s", broken)
+	}
+
+	// Zoom: the document opens at full size.
+	href := eval[string](tb, `document.querySelector('a.zoom').href`)
+	tb.submit("a.zoom")
+	if w := eval[int](tb, `document.images[0] ? document.images[0].naturalWidth : 0`); w < 200 {
+		t.Fatalf("zoomed document %s is %d px wide", href, w)
+	}
+	tb.open("/console/applicants/held-1")
+
+	// RED FINAL without a label: refused, the form kept.
+	tb.click("input[name=reviewAnswer][value=RED]")
+	tb.click("input[name=confirmFinal]")
+	tb.expectError("status of 400")
+	tb.submit("#decision button[type=submit]")
+	tb.contains("Choose at least one reject label")
+	if !eval[bool](tb, `document.querySelector('input[name=reviewAnswer][value=RED]').checked`) {
+		t.Error("the refused form lost the verdict")
+	}
+	tb.click("input[name=rejectLabels][value=FORGERY]")
+	tb.click("input[name=confirmFinal]")
+	tb.submit("#decision button[type=submit]")
+	tb.contains("The decision was recorded.", "RED", "FINAL", "Forgery", "The document appears to have been altered or forged.")
+	tb.a11y()
+
+	got := rc.nextOfType(t, "applicantReviewed")
+	if !strings.Contains(string(got.Body), `"FORGERY"`) {
+		t.Fatalf("applicantReviewed %s", got.Body)
+	}
+	tb.open("/console/deliveries")
+	tb.contains("applicantReviewed")
+	tb.a11y()
+	tb.shot("console-deliveries-desktop")
+
+	// A form without its CSRF token: refused.
+	tb.open("/console/settings")
+	tb.run(chromedpRemove("form[action='/console/settings/callback'] input[name=csrf]"))
+	tb.expectError("status of 403")
+	tb.submit("form[action='/console/settings/callback'] button[type=submit]")
+	tb.contains("security token")
+
+	// At 390 px the console still fits: nothing scrolls the page sideways.
+	ph := in.chrome(t, phone)
+	ph.open("/console")
+	ph.fill("input[name=password]", consolePassword)
+	ph.submit("form[action='/console/login'] button[type=submit]")
+	for _, p := range []string{"/console/applicants", "/console/applicants/held-1", "/console/deliveries"} {
+		ph.open(p)
+		if w := eval[int](ph, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("%s is %d px wide at a 390 px viewport; widest: %s", p, w, eval[string](ph, `Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > 391 && !e.closest('.scroll')).slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('; ')`))
+		}
+		ph.a11y()
+	}
+	ph.open("/console/applicants/held-1")
+	ph.shot("console-applicant-phone")
+}

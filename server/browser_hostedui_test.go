@@ -1,0 +1,389 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Browser tests of the hosted verification UI (SPEC §3.8): an applicant in
+// headless Chromium, from the link the partner sends to the partner's
+// returnUrl.
+
+// partnerSite is the partner's page that returnUrl points at: it records
+// the query it was called with.
+type partnerSite struct {
+	*httptest.Server
+	got chan url.Values
+}
+
+func newPartnerSite(t *testing.T) *partnerSite {
+	ps := &partnerSite{got: make(chan url.Values, 10)}
+	ps.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/done" {
+			ps.got <- r.URL.Query()
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(`<!doctype html><html lang="en"><head><title>Partner</title><link rel="icon" href="data:,"></head><body><main><h1>Back at the partner</h1></main></body></html>`))
+	}))
+	t.Cleanup(ps.Close)
+	return ps
+}
+
+// session opens a verification session for extID and returns the path of
+// its short link and its hosted-UI page.
+func (in *instance) session(extID string, body map[string]any) (short, page string) {
+	in.t.Helper()
+	var s struct{ URL, ShortURL string }
+	in.expect(201, "POST", "/v1/applicants/"+extID+"/verification-sessions", body).json(in.t, &s)
+	su, err := url.Parse(s.ShortURL)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	pu, err := url.Parse(s.URL)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	return su.Path, pu.Path
+}
+
+// reviewStatus reads the applicant's aggregate status.
+func (in *instance) reviewStatus(extID string) (status, answer string) {
+	in.t.Helper()
+	var s struct {
+		ReviewStatus string
+		ReviewAnswer *string
+	}
+	in.expect(200, "GET", "/v1/applicants/"+extID+"/status", nil).json(in.t, &s)
+	if s.ReviewAnswer != nil {
+		answer = *s.ReviewAnswer
+	}
+	return s.ReviewStatus, answer
+}
+
+// review lets the sandbox reviewer run: the clock passes review_delay and
+// the dispatcher works off what is due.
+func (in *instance) review(extID string) {
+	in.t.Helper()
+	in.advance(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if st, _ := in.reviewStatus(extID); st == "completed" {
+			return
+		}
+		if time.Now().After(deadline) {
+			st, _ := in.reviewStatus(extID)
+			in.t.Fatalf("%s is %s 10s after the review delay", extID, st)
+		}
+		runtimeYield()
+	}
+}
+
+// TestBrowserIndividualPhone walks basic-kyc-level on a phone: the short
+// link, the prefilled personal data, the identity document, the selfie,
+// submission, the waiting view, the GREEN verdict with its visible
+// countdown and the return to the partner with externalUserId and
+// reviewAnswer. Every page passes axe-core.
+func TestBrowserIndividualPhone(t *testing.T) {
+	t.Parallel()
+	in := start(t, servedAtPublicURL(t))
+	site := newPartnerSite(t)
+	in.createApplicant("phone-1", "Lovelace")
+	short, _ := in.session("phone-1", map[string]any{"returnUrl": site.URL + "/done?from=kyc"})
+
+	tb := in.chrome(t, phone)
+	tb.open(short)
+	tb.contains("Identity verification", "Step 1 of")
+	if v := eval[string](tb, `document.querySelector("input[name=lastName]").value`); v != "Lovelace" {
+		t.Fatalf("lastName shows %q, want the partner's Lovelace", v)
+	}
+	tb.a11y()
+	tb.shot("hosted-personal-phone")
+	tb.submit("form[action$='/personal-info'] button[type=submit]")
+
+	tb.contains("Identity document")
+	tb.a11y()
+	tb.upload("input[name=front]", tb.file("passport.png", pngImage(t, 400, 300, 1)))
+	tb.submit("form[action$='/documents'] button[type=submit]")
+
+	tb.contains("Selfie")
+	tb.a11y()
+	tb.upload("input[type=file][name=file]", tb.file("selfie.jpg", jpegImage(t, 300, 400, 2)))
+	tb.submit("form[action$='/documents'] button[type=submit]")
+
+	tb.contains("Review and submit")
+	tb.a11y()
+	tb.submit("form[action$='/submit'] button[type=submit]")
+
+	tb.waitFor("#waiting")
+	tb.a11y()
+	in.review("phone-1")
+	tb.waitFor("#verdict")
+	tb.contains("You are verified")
+	tb.a11y()
+	tb.shot("hosted-verdict-phone")
+	if n := tb.count(`meta[http-equiv=refresh]`); n != 0 {
+		t.Errorf("the verdict page has %d meta refresh; the countdown is a script with a button", n)
+	}
+	tb.waitFor("#countdown")
+	select {
+	case q := <-site.got:
+		if q.Get("externalUserId") != "phone-1" || q.Get("reviewAnswer") != "GREEN" || q.Get("from") != "kyc" {
+			t.Fatalf("returnUrl called with %v", q)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the verdict page did not go on to returnUrl")
+	}
+	if u := tb.location(); !strings.HasPrefix(u, site.URL+"/done?") {
+		t.Fatalf("the browser is at %s", u)
+	}
+}
+
+// TestBrowserRetry: the sandbox reviewer rejects with RETRY. The verdict
+// page says why in words (the label as a sentence), its main button leads
+// into the step to redo (not back to the partner), the step no longer
+// shows "Uploaded" but the reason; the applicant uploads again and
+// resubmits, and the second review is GREEN.
+func TestBrowserRetry(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("retry-1", "RETRY")
+	_, page := in.session("retry-1", map[string]any{"returnUrl": "https://partner.example/back"})
+	in.expect(200, "POST", "/v1/applicants/retry-1/verify", verifyBody(t, 61))
+	if st, answer := in.reviewStatus("retry-1"); st != "completed" || answer != "RED" {
+		t.Fatalf("after verify: %s %s", st, answer)
+	}
+
+	tb := in.chrome(t, phone)
+	tb.open(page)
+	tb.waitFor("#verdict")
+	tb.contains("Please upload again", "The photos could not be used. Please take clear, well-lit photos")
+	tb.lacks("UNSATISFACTORY_PHOTOS")
+	tb.a11y()
+	tb.shot("hosted-retry-phone")
+	if href := eval[string](tb, `document.querySelector('#redo-start').getAttribute('href')`); !strings.Contains(href, "?step=") {
+		t.Fatalf("the main button of a RETRY leads to %q, want a step to redo", href)
+	}
+	if n := tb.count(`#redo a[href*="?step="]`); n == 0 {
+		t.Fatal("the steps to redo are not links")
+	}
+	tb.submit("#redo-start")
+	tb.waitFor("#retry-note")
+	tb.contains("please provide again", "The photos could not be used")
+	tb.lacks("✓ Uploaded")
+	tb.a11y()
+
+	// The partner corrects the name; the applicant uploads again.
+	in.expect(200, "PATCH", "/v1/applicants/retry-1", map[string]any{"lastName": "Lovelace"})
+	for guard := 0; guard < 4; guard++ {
+		step := eval[string](tb, `document.querySelector('section.step').getAttribute('data-step')`)
+		if step == "review" {
+			break
+		}
+		switch step {
+		case "identity_doc":
+			tb.upload("input[name=front]", tb.file("front.png", pngImage(t, 400, 300, 62)))
+		case "selfie":
+			tb.upload("input[type=file][name=file]", tb.file("selfie.jpg", jpegImage(t, 300, 400, 63)))
+		default:
+			t.Fatalf("unexpected step %q after a RETRY", step)
+		}
+		tb.submit("section.step form button[type=submit]")
+	}
+	tb.contains("Review and submit")
+	tb.submit("form[action$='/submit'] button[type=submit]")
+	tb.waitFor("#waiting")
+	in.review("retry-1")
+	tb.waitFor("#verdict[data-answer=GREEN]")
+	tb.contains("You are verified")
+}
+
+// TestBrowserCompany: a company on kyb-level with two required documents
+// and two beneficial owners. The documents step stays until both are
+// there; the company waits in_review after its own review until both
+// children are verified, then closes GREEN.
+func TestBrowserCompany(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "acme", "type": "company", "companyName": "Acme GmbH",
+		"country": "DEU", "ubos": []map[string]any{
+			{"fullName": "Anna Schmidt", "dateOfBirth": "1980-02-02", "ownershipPercent": 60, "roles": []string{"ubo", "director"}},
+			{"fullName": "Bob Jones", "dateOfBirth": "1970-03-03", "ownershipPercent": 30, "roles": []string{"ubo"}}}})
+	_, page := in.session("acme", map[string]any{})
+
+	tb := in.chrome(t, desktop)
+	tb.open(page)
+	tb.contains("Company verification", "Company information")
+	tb.a11y()
+	tb.fill("input[name=registrationNumber]", "HRB 12345")
+	tb.submit("form[action$='/personal-info'] button[type=submit]")
+
+	tb.contains("Company documents", "0 of 2 documents uploaded", "Certificate of incorporation", "Register of shareholders")
+	if n := tb.count("form[action$='/documents']"); n != 1 {
+		t.Fatalf("%d document forms, want one documents step", n)
+	}
+	tb.a11y()
+	tb.upload("input[name='file.certificate_of_incorporation']", tb.file("cert.png", pngImage(t, 300, 420, 71)))
+	// The register's input is required while it is missing: the browser
+	// would not submit the form; a person without it leaves it out.
+	tb.run(chromedp.RemoveAttribute(chromedp.CSS("input[name='file.register_of_shareholders']"), "required"))
+	tb.submit("#company-docs button[type=submit]")
+	tb.contains("Company documents", "1 of 2 documents uploaded", "still needed")
+	tb.shot("hosted-company-docs")
+	tb.upload("input[name='file.register_of_shareholders']", tb.file("register.png", pngImage(t, 300, 420, 72)))
+	tb.submit("#company-docs button[type=submit]")
+
+	tb.lacks("still needed")
+	tb.submit("nav.steps a[href$='?step=ubo']")
+	tb.contains("Beneficial owners", "Anna Schmidt", "Bob Jones", "not invited yet")
+	tb.a11y()
+	tb.submit("a[href$='?step=review']")
+	tb.submit("form[action$='/submit'] button[type=submit]")
+	tb.waitFor("#waiting")
+	in.advance(3 * time.Second)
+
+	// Its own steps are reviewed; the company waits for its owners.
+	children := []string{}
+	for i := range 2 {
+		children = append(children, in.spawn(201, "acme", i, nil).ChildExternalUserID)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for st, _ := in.reviewStatus("acme"); st != "in_review"; st, _ = in.reviewStatus("acme") {
+		if time.Now().After(deadline) {
+			t.Fatalf("company is %s after its own review, want in_review", st)
+		}
+		runtimeYield()
+	}
+	in.expect(200, "POST", "/v1/applicants/"+children[0]+"/verify", verifyBody(t, 73))
+	if st, answer := in.reviewStatus("acme"); st != "in_review" {
+		t.Fatalf("one of two owners verified: company %s %s, want in_review", st, answer)
+	}
+	tb.contains("Thank you") // still waiting
+	in.expect(200, "POST", "/v1/applicants/"+children[1]+"/verify", verifyBody(t, 74))
+	if st, answer := in.reviewStatus("acme"); st != "completed" || answer != "GREEN" {
+		t.Fatalf("both owners verified: company %s %s, want completed GREEN", st, answer)
+	}
+	tb.waitFor("#verdict[data-answer=GREEN]")
+	tb.a11y()
+}
+
+// TestBrowserGermanDarkAndLinks: a session in German with the dark theme
+// passes axe-core (contrast included); its expired short link shows the
+// friendly page in German and dark; an unknown short link the friendly
+// page too, never JSON, each with the hosted UI's CSP.
+func TestBrowserGermanDarkAndLinks(t *testing.T) {
+	t.Parallel()
+	in := start(t, servedAtPublicURL(t))
+	in.createApplicant("de-1", "Lovelace")
+	short, _ := in.session("de-1", map[string]any{"lang": "de", "theme": "dark", "ttlSecs": 600})
+
+	tb := in.chrome(t, phone)
+	tb.open(short)
+	tb.contains("Identitätsprüfung", "Persönliche Angaben", "Schritt 1 von")
+	if c := eval[string](tb, `document.documentElement.className`); c != "theme-dark" {
+		t.Fatalf("html class %q", c)
+	}
+	tb.a11y()
+	tb.shot("hosted-de-dark-phone")
+	tb.submit("form[action$='/personal-info'] button[type=submit]")
+	tb.upload("input[name=front]", tb.file("front.txt", []byte("not an image")))
+	tb.expectError("status of 400")
+	tb.submit("form[action$='/documents'] button[type=submit]")
+	tb.contains("Bitte prüfen: Vorderseite", "Bitte wählen Sie ein Foto (JPEG oder PNG) oder ein PDF-Dokument.")
+	tb.lacks("must be", "front")
+	tb.a11y()
+
+	in.advance(11 * time.Minute)
+	tb.expectError("status of 410")
+	tb.open(short)
+	tb.contains("Dieser Prüfungslink ist abgelaufen")
+	if c := eval[string](tb, `document.documentElement.className`); c != "theme-dark" {
+		t.Fatalf("expired page html class %q", c)
+	}
+	tb.a11y()
+
+	tb.expectError("status of 404")
+	tb.open("/l/nope")
+	tb.contains("Verification link not found")
+	tb.a11y()
+	tb.shot("hosted-link-not-found")
+	r := doRequest(t, "GET", in.URL+"/l/nope", nil, "Accept", "text/html")
+	if r.Status != 404 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || r.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("/l/nope: %d %s CSP %q", r.Status, r.Header.Get("Content-Type"), r.Header.Get("Content-Security-Policy"))
+	}
+	if r := doRequest(t, "GET", in.URL+"/l/nope", nil, "Accept", "application/json"); r.Status != 404 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("/l/nope asking for JSON: %d %s", r.Status, r.Header.Get("Content-Type"))
+	}
+	if r := doRequest(t, "GET", in.URL+"/favicon.ico", nil); r.Status != 200 || len(r.Body) == 0 {
+		t.Fatalf("/favicon.ico: %d", r.Status)
+	}
+}
+
+// TestBrowserFullLevelCamera walks full-kyc-level, every step kind, with
+// the camera steps taken by Chromium's fake camera (selfie and the guided
+// liveness frames) and the document steps as file uploads, to GREEN.
+func TestBrowserFullLevelCamera(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "full-1", "verificationLevelName": "full-kyc-level",
+		"firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1990-04-01"})
+	_, page := in.session("full-1", map[string]any{})
+
+	tb := in.chrome(t, phone)
+	tb.open(page)
+	tb.submit("form[action$='/personal-info'] button[type=submit]")
+	for guard := 0; guard < 8; guard++ {
+		step := eval[string](tb, `document.querySelector('section.step').getAttribute('data-step')`)
+		if step == "review" {
+			break
+		}
+		tb.a11y()
+		switch step {
+		case "personal":
+			tb.submit("form[action$='/personal-info'] button[type=submit]")
+			continue
+		case "identity_doc":
+			tb.upload("input[name=front]", tb.file("front.png", pngImage(t, 400, 300, 91)))
+		case "selfie":
+			tb.click("section.step button.camera-open")
+			tb.waitFor("div.camera video")
+			value(tb, chromedp.Poll[bool](`document.querySelector('div.camera video').videoWidth > 0`))
+			tb.click("div.camera button:not(.secondary)")
+			tb.waitFor("div.thumbs p.hint")
+			tb.shot("hosted-selfie-camera")
+		case "liveness":
+			tb.click("section.step button.camera-open")
+			tb.waitFor("div.camera video")
+			value(tb, chromedp.Poll[bool](`document.querySelector('div.camera video').videoWidth > 0`))
+			for i := 1; i <= 3; i++ {
+				tb.click("div.camera button:not(.secondary)")
+				value(tb, chromedp.Poll[bool](fmt.Sprintf(`document.querySelectorAll('div.thumbs img').length >= %d`, i)))
+			}
+			tb.waitFor("div.thumbs p.hint")
+			if n := eval[int](tb, `document.querySelector('input[data-liveness]').files.length`); n != 3 {
+				t.Fatalf("liveness input holds %d frames", n)
+			}
+		case "poa":
+			tb.upload("input[type=file][name=file]", tb.file("bill.pdf", []byte("%PDF-1.7\nx\n%%EOF")))
+		case "questionnaire":
+			value(tb, chromedp.Evaluate[bool](`document.querySelectorAll('section.step input[type=radio][value=false]').forEach(e => e.checked = true);
+				document.querySelectorAll('section.step select').forEach(s => { s.selectedIndex = 1 });
+				document.querySelectorAll('section.step textarea').forEach(a => { a.value = 'Salary' }); true`))
+		default:
+			t.Fatalf("unexpected step %q", step)
+		}
+		tb.submit("section.step form button[type=submit]")
+	}
+	tb.contains("Review and submit")
+	tb.lacks("Complete these steps")
+	tb.submit("form[action$='/submit'] button[type=submit]")
+	tb.waitFor("#waiting")
+	in.review("full-1")
+	tb.waitFor("#verdict[data-answer=GREEN]")
+}
