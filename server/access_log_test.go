@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/complybox/complybox/server"
 	"github.com/complybox/complybox/store"
@@ -48,4 +51,8 @@ func TestSDKTokenNotLogged(t *testing.T) {
 	if !strings.Contains(logs.String(), "/sdk/{token}/return") {
 		t.Errorf("the log lacks the redacted path:\n%s", logs.String())
 	}
+}
+
+func (runningDispatcher) Advance(context.Context, store.Env, time.Time, string) (store.ClockMove, error) {
+	return store.ClockMove{}, errors.New("no dispatcher in this test")
 }

@@ -6,6 +6,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -35,6 +36,10 @@ type Config struct {
 // Dispatcher is what the server needs of the dispatcher.
 type Dispatcher interface {
 	Running() bool
+	// Advance moves env's test clock forward to target, running the work
+	// due on the way (dispatch.Dispatcher.Advance); field names the request
+	// field target came from, for its errors.
+	Advance(ctx context.Context, env store.Env, target time.Time, field string) (store.ClockMove, error)
 }
 
 // Server serves the API, the hosted UI and the console.
