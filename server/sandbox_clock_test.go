@@ -147,7 +147,9 @@ func TestSandboxClockExpiresLinks(t *testing.T) {
 		t.Fatalf("history %v, want %v", h, want)
 	}
 	// The expiry happened at the link's expiry time, on the sandbox clock.
-	var h struct{ Items []struct{ EventType, AtUtc string } }
+	var h struct {
+		Items []struct{ EventType, AtUtc string }
+	}
 	in.expect(200, "GET", "/v1/applicants/exp/review-history", nil).json(t, &h)
 	if h.Items[0].AtUtc != link.ExpiresAt || link.ExpiresAt != ms(testStart.Add(time.Hour)) {
 		t.Errorf("enrollment.expired at %s, link expiring at %s", h.Items[0].AtUtc, link.ExpiresAt)
