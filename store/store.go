@@ -120,6 +120,10 @@ func Open(path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: upgrade: %w", path, err)
 	}
+	if err := s.ensureDepth(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: counting deliveries: %w", path, err)
+	}
 	if err := s.update(func(t *txn) error { return t.seed() }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
