@@ -100,6 +100,20 @@ type Dispatcher struct {
 	envBusy   map[store.Env]int
 	idle      *sync.Cond // signalled, on mu, when a job of some environment ends
 	moves     sync.Mutex // serialises Advance
+
+	observe atomic.Pointer[func(store.Job, store.AttemptResult)] // OnAttempt's fn
+}
+
+// OnAttempt makes fn be told of every delivery attempt once it is recorded:
+// the job (its Delivery says the destination) and the result, whose RetryAt
+// is zero when a failed attempt left the delivery dead. fn must be quick.
+// A later call replaces fn.
+func (d *Dispatcher) OnAttempt(fn func(store.Job, store.AttemptResult)) { d.observe.Store(&fn) }
+
+func (d *Dispatcher) recorded(j store.Job, r store.AttemptResult) {
+	if f := d.observe.Load(); f != nil {
+		(*f)(j, r)
+	}
 }
 
 // lease marks a claimed job. Leases live in memory: the store's file lock
@@ -325,7 +339,9 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
 		failed = true
 		d.log.Error("dispatch: recording attempt; kept for a retry", "delivery", j.ID, "err", err, "failures", l.failures+1)
+		return
 	}
+	d.recorded(j, res.AttemptResult)
 }
 
 // retryAt returns when the next attempt after failed attempt n of a round is
@@ -398,5 +414,9 @@ func (d *Dispatcher) runNow(j store.Job) error {
 	if !res.Success {
 		res.RetryAt = d.retryAt(j.Delivery.RoundAttempt, res)
 	}
-	return d.st.RecordAttempt(j, res.AttemptResult)
+	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
+		return err
+	}
+	d.recorded(j, res.AttemptResult)
+	return nil
 }

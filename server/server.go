@@ -60,7 +60,7 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 	}
 	s := &Server{store: st, disp: disp, cfg: cfg, log: logger, reqlog: requestlog.New(requestlog.Capacity)}
 	if !cfg.NoMetrics {
-		s.metrics = newMetrics(st)
+		s.metrics = newMetrics(st, disp)
 	}
 	s.router = httprouter.New()
 	s.router.RedirectTrailingSlash = false
