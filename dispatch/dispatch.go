@@ -367,8 +367,8 @@ func (d *Dispatcher) retryAt(n int, res result) time.Time {
 // env; other environments carry on. ctx bounds only that wait.
 //
 // It needs a store with a test clock (store.Store); errors as
-// store.Store.AdvanceClock, field naming the request field target came from.
-func (d *Dispatcher) Advance(ctx context.Context, env store.Env, target time.Time, field string) (store.ClockMove, error) {
+// store.Store.AdvanceClock.
+func (d *Dispatcher) Advance(ctx context.Context, env store.Env, to store.ClockTarget) (store.ClockMove, error) {
 	cs, ok := d.st.(clockStore)
 	if !ok {
 		return store.ClockMove{}, errors.New("dispatch: the store has no test clock")
@@ -396,12 +396,12 @@ func (d *Dispatcher) Advance(ctx context.Context, env store.Env, target time.Tim
 	if err := ctx.Err(); err != nil {
 		return store.ClockMove{}, err
 	}
-	return cs.AdvanceClock(env, target, field, d.runNow)
+	return cs.AdvanceClock(env, to, d.runNow)
 }
 
 // clockStore is what Advance needs of the store beyond Store.
 type clockStore interface {
-	AdvanceClock(env store.Env, target time.Time, field string, run func(store.Job) error) (store.ClockMove, error)
+	AdvanceClock(env store.Env, to store.ClockTarget, run func(store.Job) error) (store.ClockMove, error)
 }
 
 // runNow does job j at once, as do does, and returns what kept its outcome

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/complybox/complybox/server"
 	"github.com/complybox/complybox/store"
@@ -53,6 +52,6 @@ func TestSDKTokenNotLogged(t *testing.T) {
 	}
 }
 
-func (runningDispatcher) Advance(context.Context, store.Env, time.Time, string) (store.ClockMove, error) {
+func (runningDispatcher) Advance(context.Context, store.Env, store.ClockTarget) (store.ClockMove, error) {
 	return store.ClockMove{}, errors.New("no dispatcher in this test")
 }

@@ -58,32 +58,31 @@ func (s *Server) moveClock(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	now, _ := s.store.SandboxClock()
-	var target time.Time
-	field := "to"
+	to := store.ClockTarget{Field: "to"}
 	switch {
 	case in.AdvanceBy != nil && in.To != nil:
 		return store.Invalid("to", "give advanceBy or to, not both")
 	case in.AdvanceBy != nil:
-		field = "advanceBy"
+		to.Field = "advanceBy"
 		d, err := time.ParseDuration(strings.TrimSpace(*in.AdvanceBy))
 		switch {
 		case err != nil:
-			return store.Invalid(field, "advanceBy must be a duration such as \"90m\" or \"36h\" (units ms, s, m, h)")
+			return store.Invalid(to.Field, "advanceBy must be a duration such as \"90m\" or \"36h\" (units ms, s, m, h)")
 		case d < 0:
-			return store.Invalid(field, "the sandbox clock moves only forward: advanceBy must not be negative")
+			return store.Invalid(to.Field, "the sandbox clock moves only forward: advanceBy must not be negative")
 		case d > maxClockMove:
-			return store.Invalid(field, "advanceBy must be at most %s", maxClockMove)
+			return store.Invalid(to.Field, "advanceBy must be at most %s", maxClockMove)
 		}
-		target = now.Add(d)
+		to.By = d
 	case in.To != nil && !in.To.IsZero():
-		target = in.To.Time
-		if target.Sub(now) > maxClockMove {
-			return store.Invalid(field, "to must be within %s of the sandbox clock", maxClockMove)
+		to.To = in.To.Time
+		if to.To.Sub(now) > maxClockMove {
+			return store.Invalid(to.Field, "to must be within %s of the sandbox clock", maxClockMove)
 		}
 	default:
 		return store.Invalid("advanceBy", "advanceBy (a duration such as \"36h\") or to (a timestamp) is required")
 	}
-	mv, err := s.disp.Advance(r.Context(), r.env, target, field)
+	mv, err := s.disp.Advance(r.Context(), r.env, to)
 	if err != nil {
 		return err
 	}

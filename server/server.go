@@ -36,10 +36,9 @@ type Config struct {
 // Dispatcher is what the server needs of the dispatcher.
 type Dispatcher interface {
 	Running() bool
-	// Advance moves env's test clock forward to target, running the work
-	// due on the way (dispatch.Dispatcher.Advance); field names the request
-	// field target came from, for its errors.
-	Advance(ctx context.Context, env store.Env, target time.Time, field string) (store.ClockMove, error)
+	// Advance moves env's test clock forward, running the work due on the
+	// way (dispatch.Dispatcher.Advance).
+	Advance(ctx context.Context, env store.Env, to store.ClockTarget) (store.ClockMove, error)
 }
 
 // Server serves the API, the hosted UI and the console.

@@ -57,7 +57,16 @@ type ClockMove struct {
 	Complete bool           // false when the move stopped at MaxClockSteps before its target
 }
 
-// AdvanceClock moves environment env's clock forward to target, running
+// ClockTarget says where a move of the sandbox clock goes: By ahead of its
+// time when the move begins (the offset grows by exactly By), or else to
+// the time To. Field names the request field it came from, for errors.
+type ClockTarget struct {
+	By    time.Duration
+	To    time.Time
+	Field string
+}
+
+// AdvanceClock moves environment env's clock forward to the target, running
 // through run, one at a time and in due order, every job of env due by
 // then — including jobs that those jobs schedule — with the clock set to
 // each job's due time (or left where it is, for a job already overdue)
@@ -70,27 +79,36 @@ type ClockMove struct {
 // naming field when target is before env's current time, and the error of
 // a job run that fails (the clock then stays at that job's due time, the
 // move's other effects kept).
-func (s *Store) AdvanceClock(env Env, target time.Time, field string, run func(Job) error) (ClockMove, error) {
+func (s *Store) AdvanceClock(env Env, to ClockTarget, run func(Job) error) (ClockMove, error) {
 	if env != Sandbox {
 		return ClockMove{}, Errorf(EFORBIDDEN, "sandbox_only", "the test clock exists only in the sandbox environment")
 	}
 	s.clockMu.Lock()
 	defer s.clockMu.Unlock()
-	target = target.UTC()
 	mv := ClockMove{Ran: map[string]int{}, Complete: true}
-	mv.From, _ = s.SandboxClock()
-	if target.Before(mv.From) {
-		return mv, Invalid(field, "the sandbox clock moves only forward: %s is before its time, %s",
+	var start time.Duration
+	mv.From, start = s.SandboxClock()
+	// goal is where the move ends. A move By keeps the sandbox clock's
+	// lead growing by exactly By: the time the move itself takes counts.
+	goal := func() time.Time { return to.To.UTC() }
+	if to.By != 0 || to.To.IsZero() {
+		if to.By < 0 {
+			return mv, Invalid(to.Field, "the sandbox clock moves only forward: %s is negative", to.By)
+		}
+		goal = func() time.Time { return s.Now().Add(start + to.By) }
+	}
+	if target := goal(); target.Before(mv.From) {
+		return mv, Invalid(to.Field, "the sandbox clock moves only forward: %s is before its time, %s",
 			At(target).String(), At(mv.From).String())
 	}
 	var after []byte // the schedule key of the job run last
 	for {
-		j, ok, err := s.nextDueIn(env, target, after)
+		j, ok, err := s.nextDueIn(env, goal(), after)
 		if err == nil && !ok && after != nil {
 			// A request of env that began before the last step may have
 			// scheduled work behind it: look once more from the start.
 			after = nil
-			j, ok, err = s.nextDueIn(env, target, nil)
+			j, ok, err = s.nextDueIn(env, goal(), nil)
 		}
 		if err != nil {
 			return s.clockResult(mv), err
@@ -102,7 +120,7 @@ func (s *Store) AdvanceClock(env Env, target time.Time, field string, run func(J
 			mv.Complete = false
 			return s.clockResult(mv), nil
 		}
-		if err := s.setClock(j.Due); err != nil {
+		if err := s.setOffset(j.Due.Sub(s.Now())); err != nil {
 			return s.clockResult(mv), err
 		}
 		if err := run(j); err != nil {
@@ -116,7 +134,11 @@ func (s *Store) AdvanceClock(env Env, target time.Time, field string, run func(J
 		mv.Steps++
 		after = j.Key
 	}
-	if err := s.setClock(target); err != nil {
+	end := goal().Sub(s.Now())
+	if to.By != 0 || to.To.IsZero() {
+		end = start + to.By
+	}
+	if err := s.setOffset(end); err != nil {
 		return s.clockResult(mv), err
 	}
 	return s.clockResult(mv), nil
@@ -127,14 +149,13 @@ func (s *Store) clockResult(mv ClockMove) ClockMove {
 	return mv
 }
 
-// setClock moves the sandbox clock to at, if that is forward: the offset
-// is written to the file first, then made current.
-func (s *Store) setClock(at time.Time) error {
-	now, offset := s.SandboxClock()
-	if !at.After(now) {
+// setOffset moves the sandbox clock's lead to offset, if that is forward:
+// it is written to the file first, then made current. Only AdvanceClock
+// calls it, under clockMu.
+func (s *Store) setOffset(offset time.Duration) error {
+	if offset <= time.Duration(s.sandboxOffset.Load()) {
 		return nil
 	}
-	offset += at.Sub(now)
 	err := s.update(func(t *txn) error {
 		return t.Bucket(bucketMeta).Put(keySandboxOffset, binary.BigEndian.AppendUint64(nil, uint64(offset)))
 	})

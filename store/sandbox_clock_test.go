@@ -42,7 +42,7 @@ func TestDuePerEnvironment(t *testing.T) {
 
 	// Two hours on the sandbox clock: its session expires, production's not.
 	var ran []store.Job
-	mv, err := s.AdvanceClock(store.Sandbox, testStart.Add(2*time.Hour), "to", func(j store.Job) error {
+	mv, err := s.AdvanceClock(store.Sandbox, store.ClockTarget{To: testStart.Add(2 * time.Hour), Field: "to"}, func(j store.Job) error {
 		ran = append(ran, j)
 		return s.RunJob(j)
 	})
@@ -78,10 +78,10 @@ func TestDuePerEnvironment(t *testing.T) {
 	}
 
 	// Backwards is refused naming the field, and production has no test clock.
-	if _, err := s.AdvanceClock(store.Sandbox, testStart, "to", s.RunJob); store.ErrorCode(err) != store.EINVALID {
+	if _, err := s.AdvanceClock(store.Sandbox, store.ClockTarget{To: testStart, Field: "to"}, s.RunJob); store.ErrorCode(err) != store.EINVALID {
 		t.Fatalf("backwards: %v", err)
 	}
-	if _, err := s.AdvanceClock(store.Production, testStart.Add(time.Hour), "to", s.RunJob); store.ErrorCode(err) != store.EFORBIDDEN {
+	if _, err := s.AdvanceClock(store.Production, store.ClockTarget{By: time.Hour}, s.RunJob); store.ErrorCode(err) != store.EFORBIDDEN {
 		t.Fatalf("production: %v", err)
 	}
 }
