@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -304,5 +306,66 @@ func TestSandboxClockSurvivesRestart(t *testing.T) {
 	b.expect(200, "GET", "/v1/sandbox/clock", nil).json(t, &c)
 	if c.Offset != "1h30m0s" || c.Now != ms(testStart.Add(90*time.Minute)) {
 		t.Fatalf("after restart: %+v", c)
+	}
+}
+
+// TestSandboxClockWaitsForTheLoop: a move made while the loop's attempt of
+// a sandbox delivery is in flight waits for it to be recorded, then makes
+// the retries itself: the receiver never sees two attempts at once, and the
+// attempts are numbered 1 to 5 without a gap or a repeat.
+func TestSandboxClockWaitsForTheLoop(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	busy, most := 0, 0
+	rc := handlerReceiver(t, in.Clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		busy++
+		most = max(most, busy)
+		mu.Unlock()
+		if n == 1 {
+			<-release
+		}
+		mu.Lock()
+		busy--
+		mu.Unlock()
+		w.WriteHeader(500)
+	})
+	in.configureWebhook(rc)
+	var test struct{ DeliveryID string }
+	in.expect(202, "POST", "/webhooks/outbound/test", nil).json(t, &test)
+	rc.next(t) // the loop's first attempt is in flight, held by the receiver
+	moved := make(chan clockAnswer, 1)
+	go func() {
+		var out clockAnswer
+		r := doRequest(t, "POST", in.URL+"/v1/sandbox/clock", map[string]any{"advanceBy": "1h"},
+			"X-Api-Key", in.Key, "X-Api-Secret", in.Secret)
+		json.Unmarshal(r.Body, &out)
+		moved <- out
+	}()
+	time.Sleep(20 * time.Millisecond) // most likely the move waits now; the test holds either way
+	close(release)
+	mv := <-moved
+	if mv.Ran["delivery"] != 4 {
+		t.Errorf("ran %v, want the 4 retries", mv.Ran)
+	}
+	var d struct {
+		Status   string
+		Attempts []struct{ AttemptNumber int }
+	}
+	in.expect(200, "GET", "/webhooks/deliveries/"+test.DeliveryID, nil).json(t, &d)
+	if d.Status != "dead" || len(d.Attempts) != 5 {
+		t.Fatalf("delivery %+v", d)
+	}
+	for i, a := range d.Attempts {
+		if a.AttemptNumber != i+1 {
+			t.Errorf("attempt %d numbered %d", i+1, a.AttemptNumber)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 1 {
+		t.Errorf("the receiver saw %d attempts at once", most)
 	}
 }
