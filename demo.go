@@ -31,8 +31,9 @@ func newDemoCmd(a *app) *cobra.Command {
 		Short: "Run the whole story offline, with a built-in webhook receiver",
 		Long: "demo serves complybox on a free loopback port with a temporary db and a\n" +
 			"built-in webhook receiver, then runs the whole story: individual KYC, a company\n" +
-			"with beneficial owners and their spawned child applicants, and a custody\n" +
-			"deposit and withdrawal. It prints each step, the webhooks that follow it and\n" +
+			"with beneficial owners and their spawned child applicants, a custody\n" +
+			"deposit and withdrawal, and the sandbox test clock expiring a link and\n" +
+			"retrying a webhook to its end without waiting. It prints each step, the webhooks that follow it and\n" +
 			"the resulting state, checks every webhook's signatures, and exits 0 when every\n" +
 			"step held. With --keep the server keeps running afterwards, until Ctrl-C, so\n" +
 			"the printed links, the API and the console can be tried by hand.",
@@ -50,19 +51,21 @@ const (
 	demoIndividual = "Individual KYC: a person proves who they are"
 	demoCompany    = "Company KYB: a company and the people who own it"
 	demoCustody    = "Custody: a deposit and a withdrawal of bitcoin"
+	demoClock      = "Test clock: hours pass in the sandbox in an instant"
 )
 
 // Webhook destinations of the demo's receiver.
 const (
 	demoKYCPath     = "/kyc"
 	demoCustodyPath = "/custody"
+	demoDownPath    = "/down" // a receiver that is down: always 503
 )
 
 // runDemo runs the demo, printing to out; the server logs warnings to
 // stderr. A failed step is an error. With keep, it serves on after the story
 // until ctx is done.
 func runDemo(ctx context.Context, out, stderr io.Writer, keep bool) error {
-	return runDemoParts(ctx, out, stderr, keep, demoIndividual, demoCompany, demoCustody)
+	return runDemoParts(ctx, out, stderr, keep, demoIndividual, demoCompany, demoCustody, demoClock)
 }
 
 // runDemoParts runs the named parts of the demo's story.
@@ -88,7 +91,6 @@ func runDemoParts(ctx context.Context, out, stderr io.Writer, keep bool, parts .
 	cfg.KYC.ReviewDelay = Duration(200 * time.Millisecond)
 	cfg.Chain.StepDelay = Duration(200 * time.Millisecond)
 	cfg.Dispatch.PollInterval = Duration(time.Second)
-	cfg.Dispatch.RetryDelays = []Duration{Duration(200 * time.Millisecond)}
 	cfg.Log.Level = "warn"
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -126,7 +128,8 @@ func runDemoParts(ctx context.Context, out, stderr io.Writer, keep bool, parts .
 	d.printf("  receiver  %s (a webhook receiver that checks signatures)\n", rc.url)
 	d.printf("Each step shows what the demo does (->), the webhooks that follow (<-)\n")
 	d.printf("and the resulting state (=).\n")
-	story := map[string]func() error{demoIndividual: d.individual, demoCompany: d.company, demoCustody: d.custody}
+	story := map[string]func() error{demoIndividual: d.individual, demoCompany: d.company, demoCustody: d.custody,
+		demoClock: d.clock}
 	for i, name := range parts {
 		d.printf("\n== %d. %s\n", i+1, name)
 		if err := story[name](); err != nil {

@@ -78,6 +78,10 @@ func (rc *demoReceiver) count(path string) int {
 
 // ServeHTTP receives one delivery.
 func (rc *demoReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == demoDownPath {
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
 		http.Error(w, "read error", http.StatusBadRequest)

@@ -121,6 +121,25 @@ func custodyStory() []string {
 	}
 }
 
+// clockStory returns the key lines of the test clock's part, in order.
+func clockStory() []string {
+	return []string{
+		"== 4. Test clock",
+		"-> create applicant demo-erin and a verification link that lasts one hour",
+		"<- webhook applicantCreated demo-erin",
+		"= the link works: http://127.0.0.1:",
+		"-> move the sandbox clock 2h ahead",
+		", 2h0m0s ahead of this machine's",
+		"= the link expired on the way: its page answers 410 Gone, Erin's steps are expired",
+		"-> point custody webhooks at a receiver that is down, and send a test event",
+		"-> move the sandbox clock 30m ahead",
+		", 2h30m0s ahead of this machine's",
+		"= the webhook is dead after 5 attempts, each answered 503",
+		"made at ",
+		"Production has no test clock",
+	}
+}
+
 // demoEnd returns the key lines after the story, without --keep.
 func demoEnd() []string {
 	return []string{
@@ -170,11 +189,25 @@ func TestDemoCommand(t *testing.T) {
 		"<- webhook applicantReviewed demo-acme GREEN",
 		"= demo-acme is verified: GREEN, now that its 2 owners are verified too",
 	}
-	want := append(append(append(append([]string{}, individualStory()...), company...), custodyStory()...), demoEnd()...)
+	want := append(append(append(append([]string{}, individualStory()...), company...), custodyStory()...), clockStory()...)
+	want = append(want, demoEnd()...)
 	checkDemoOutput(t, r.stdout, []string{"KYC callback", "custody webhooks"}, want...)
 	if strings.Count(r.stdout, "applicantReviewed demo-acme ") != 1 {
 		t.Errorf("the company's verdict was announced %d times, want once:\n%s", strings.Count(r.stdout, "applicantReviewed demo-acme "), r.stdout)
 	}
+}
+
+// TestDemoClock runs the test clock's part alone: a link expires and a
+// webhook to a receiver that is down dies, without waiting.
+func TestDemoClock(t *testing.T) {
+	t.Parallel()
+	var out, logs bytes.Buffer
+	if err := runDemoParts(context.Background(), &out, &logs, false, demoClock); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), logs.String())
+	}
+	want := append(clockStory(), demoEnd()...)
+	want[0] = "== 1. Test clock"
+	checkDemoOutput(t, out.String(), []string{"KYC callback"}, want...)
 }
 
 // TestDemoKeep: with --keep the demo serves on after the story with the

@@ -4,7 +4,9 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -35,6 +37,10 @@ type Config struct {
 
 	// Now is the clock shared with the store; time.Now when nil.
 	Now func() time.Time
+	// EnvNow is an environment's clock (the sandbox has a test clock),
+	// which stamps attempts and their retries. When nil: the store's
+	// NowIn if it has one (store.Store does), else Now.
+	EnvNow func(store.Env) time.Time
 	// Jitter returns a factor in [-0.1, 0.1] applied to retry delays; random
 	// when nil.
 	Jitter func() float64
@@ -62,6 +68,10 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.EnvNow == nil {
+		now := c.Now
+		c.EnvNow = func(store.Env) time.Time { return now() }
+	}
 	if c.Jitter == nil {
 		c.Jitter = func() float64 { return (rand.Float64()*2 - 1) / 10 }
 	}
@@ -83,6 +93,28 @@ type Dispatcher struct {
 	busy     int               // jobs running: HTTP attempts or simulator steps
 	finished []finished        // recorded jobs whose claims the loop releases
 	wg       sync.WaitGroup
+
+	// A clock move (Advance) of an environment holds the loop off its
+	// jobs: none is started while advancing is set, and the move waits
+	// until the environment's running jobs (envBusy) are done.
+	advancing map[store.Env]bool
+	envBusy   map[store.Env]int
+	idle      *sync.Cond // signalled, on mu, when a job of some environment ends
+	moves     sync.Mutex // serialises Advance
+
+	observe atomic.Pointer[func(store.Job, store.AttemptResult)] // OnAttempt's fn
+}
+
+// OnAttempt makes fn be told of every delivery attempt once it is recorded:
+// the job (its Delivery says the destination) and the result, whose RetryAt
+// is zero when a failed attempt left the delivery dead. fn must be quick.
+// A later call replaces fn.
+func (d *Dispatcher) OnAttempt(fn func(store.Job, store.AttemptResult)) { d.observe.Store(&fn) }
+
+func (d *Dispatcher) recorded(j store.Job, r store.AttemptResult) {
+	if f := d.observe.Load(); f != nil {
+		(*f)(j, r)
+	}
 }
 
 // lease marks a claimed job. Leases live in memory: the store's file lock
@@ -120,12 +152,19 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if c, ok := st.(interface{ NowIn(store.Env) time.Time }); ok && cfg.EnvNow == nil {
+		cfg.EnvNow = c.NowIn
+	}
 	cfg = cfg.withDefaults()
 	d := &Dispatcher{
 		st: st, cfg: cfg, log: logger,
 		wake:     make(chan struct{}, 1),
 		inflight: map[string]*lease{},
+
+		advancing: map[store.Env]bool{},
+		envBusy:   map[store.Env]int{},
 	}
+	d.idle = sync.NewCond(&d.mu)
 	d.sender = newSender(cfg, st.URLPolicy())
 	st.OnWork(d.Wake)
 	return d
@@ -223,6 +262,10 @@ func (d *Dispatcher) claim() time.Duration {
 	}
 	d.mu.Lock()
 	for _, j := range jobs {
+		if d.advancing[j.Env] {
+			continue // its clock is moving: Advance runs it
+		}
+		d.envBusy[j.Env]++
 		l := &lease{until: wall.Add(d.leaseTime())}
 		if prev := d.inflight[j.Claim()]; prev != nil && prev.held {
 			l.failures = prev.failures
@@ -239,11 +282,19 @@ func (d *Dispatcher) claim() time.Duration {
 	return wait
 }
 
-// claimed reports whether the job of claim (a Job.Claim) is in flight
-// under a live lease.
+// claimed reports whether the job of claim (a Job.Claim, "kind|env|id")
+// is in flight under a live lease, or belongs to an environment whose
+// clock is moving (Advance runs it), so that Due passes over it.
 func (d *Dispatcher) claimed(claim []byte) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if len(d.advancing) > 0 {
+		_, rest, _ := bytes.Cut(claim, []byte("|"))
+		env, _, _ := bytes.Cut(rest, []byte("|"))
+		if d.advancing[store.Env(env)] {
+			return true
+		}
+	}
 	l, ok := d.inflight[string(claim)]
 	return ok && time.Now().Before(l.until)
 }
@@ -275,6 +326,9 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 		} else {
 			d.finished = append(d.finished, finished{j.Claim(), l})
 		}
+		if d.envBusy[j.Env]--; d.envBusy[j.Env] == 0 {
+			d.idle.Broadcast()
+		}
 		d.mu.Unlock()
 		d.wg.Done()
 		d.Wake()
@@ -294,7 +348,9 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
 		failed = true
 		d.log.Error("dispatch: recording attempt; kept for a retry", "delivery", j.ID, "err", err, "failures", l.failures+1)
+		return
 	}
+	d.recorded(j, res.AttemptResult)
 }
 
 // retryAt returns when the next attempt after failed attempt n of a round is
@@ -309,4 +365,67 @@ func (d *Dispatcher) retryAt(n int, res result) time.Time {
 	delay = time.Duration(float64(delay) * (1 + d.cfg.Jitter()))
 	delay = max(delay, min(res.retryAfter, maxRetryAfter))
 	return res.At.Add(delay)
+}
+
+// Advance moves environment env's clock forward to target (SPEC §7, the
+// sandbox test clock), running every job of env due on the way, in due
+// order and one at a time, exactly as the loop does — deliveries are sent
+// to their receivers and recorded — with the clock at each job's due time.
+// The loop holds off env's jobs for the duration and Advance first waits
+// for those already running, so a move never overlaps the loop's work of
+// env; other environments carry on. ctx bounds only that wait.
+//
+// It needs a store with a test clock (store.Store); errors as
+// store.Store.AdvanceClock.
+func (d *Dispatcher) Advance(ctx context.Context, env store.Env, to store.ClockTarget) (store.ClockMove, error) {
+	cs, ok := d.st.(clockStore)
+	if !ok {
+		return store.ClockMove{}, errors.New("dispatch: the store has no test clock")
+	}
+	d.moves.Lock()
+	defer d.moves.Unlock()
+	d.mu.Lock()
+	d.advancing[env] = true
+	stop := context.AfterFunc(ctx, func() {
+		d.mu.Lock()
+		d.idle.Broadcast()
+		d.mu.Unlock()
+	})
+	for d.envBusy[env] > 0 && ctx.Err() == nil {
+		d.idle.Wait()
+	}
+	d.mu.Unlock()
+	stop()
+	defer func() {
+		d.mu.Lock()
+		delete(d.advancing, env)
+		d.mu.Unlock()
+		d.Wake()
+	}()
+	if err := ctx.Err(); err != nil {
+		return store.ClockMove{}, err
+	}
+	return cs.AdvanceClock(env, to, d.runNow)
+}
+
+// clockStore is what Advance needs of the store beyond Store.
+type clockStore interface {
+	AdvanceClock(env store.Env, to store.ClockTarget, run func(store.Job) error) (store.ClockMove, error)
+}
+
+// runNow does job j at once, as do does, and returns what kept its outcome
+// from being committed.
+func (d *Dispatcher) runNow(j store.Job) error {
+	if j.Kind != store.JobDelivery || j.Delivery == nil {
+		return d.st.RunJob(j)
+	}
+	res := d.sender.send(j.Env, j.Delivery)
+	if !res.Success {
+		res.RetryAt = d.retryAt(j.Delivery.RoundAttempt, res)
+	}
+	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
+		return err
+	}
+	d.recorded(j, res.AttemptResult)
+	return nil
 }

@@ -125,7 +125,7 @@ func (s *sender) forget(env store.Env, task *store.DeliveryTask) {
 
 // send makes one signed attempt of task, a delivery of environment env.
 func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
-	at := s.cfg.Now().UTC()
+	at := s.cfg.EnvNow(env).UTC()
 	res := result{AttemptResult: store.AttemptResult{RequestURL: task.URL, At: at}}
 	if task.URL == "" {
 		res.Error = "no destination is configured for " + task.Destination + " events"

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -48,4 +50,8 @@ func TestSDKTokenNotLogged(t *testing.T) {
 	if !strings.Contains(logs.String(), "/sdk/{token}/return") {
 		t.Errorf("the log lacks the redacted path:\n%s", logs.String())
 	}
+}
+
+func (runningDispatcher) Advance(context.Context, store.Env, store.ClockTarget) (store.ClockMove, error) {
+	return store.ClockMove{}, errors.New("no dispatcher in this test")
 }

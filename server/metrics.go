@@ -23,9 +23,21 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec   // route, method, status class
 	latency  *prometheus.HistogramVec // route, method
+
+	attempts        *prometheus.CounterVec   // env, destination, outcome: success, http_error, error
+	deliveries      *prometheus.CounterVec   // env, destination, outcome: delivered, retrying, dead
+	attemptDuration *prometheus.HistogramVec // destination
+	commitGroup     prometheus.Histogram     // operations per bbolt commit
+	commitDuration  prometheus.Histogram     // seconds per bbolt commit
 }
 
-func newMetrics(st *store.Store) *metrics {
+// attemptObserver is the dispatcher's hook for recorded delivery attempts
+// (dispatch.Dispatcher.OnAttempt).
+type attemptObserver interface {
+	OnAttempt(fn func(store.Job, store.AttemptResult))
+}
+
+func newMetrics(st *store.Store, disp Dispatcher) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -38,9 +50,60 @@ func newMetrics(st *store.Store) *metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"route", "method"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, storeCollector{st},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "complybox_webhook_attempts_total",
+		Help: "Webhook delivery attempts recorded, by environment, destination and outcome (success: 2xx; http_error: any other answer; error: no answer — timeout, connection, URL policy, no destination).",
+	}, []string{"env", "destination", "outcome"})
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "complybox_webhook_deliveries_total",
+		Help: "What each recorded attempt made of its delivery, by environment, destination and outcome (delivered, retrying: a next attempt is scheduled, dead).",
+	}, []string{"env", "destination", "outcome"})
+	m.attemptDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "complybox_webhook_attempt_duration_seconds",
+		Help:    "Time from sending a webhook attempt to the end of its answer, by destination.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"destination"})
+	m.commitGroup = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "complybox_store_commit_group_size",
+		Help:    "Operations carried by one bbolt commit of the group commit.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
+	})
+	m.commitDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "complybox_store_commit_duration_seconds",
+		Help:    "Time of one bbolt commit of the group commit: the operations, page writes and fsync.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+	})
+	m.reg.MustRegister(m.requests, m.latency, m.attempts, m.deliveries, m.attemptDuration, m.commitGroup, m.commitDuration,
+		storeCollector{st}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	st.OnCommit(func(group int, took time.Duration) {
+		m.commitGroup.Observe(float64(group))
+		m.commitDuration.Observe(took.Seconds())
+	})
+	if o, ok := disp.(attemptObserver); ok {
+		o.OnAttempt(m.attempt)
+	}
 	return m
+}
+
+// attempt counts one recorded delivery attempt.
+func (m *metrics) attempt(j store.Job, r store.AttemptResult) {
+	dest := ""
+	if j.Delivery != nil {
+		dest = j.Delivery.Destination
+	}
+	outcome, effect := "error", "retrying"
+	switch {
+	case r.Success:
+		outcome, effect = "success", "delivered"
+	case r.StatusCode != 0:
+		outcome = "http_error"
+	}
+	if !r.Success && r.RetryAt.IsZero() {
+		effect = "dead"
+	}
+	m.attempts.WithLabelValues(string(j.Env), dest, outcome).Inc()
+	m.deliveries.WithLabelValues(string(j.Env), dest, effect).Inc()
+	m.attemptDuration.WithLabelValues(dest).Observe(r.Duration.Seconds())
 }
 
 // statusClasses are the status label values, by status / 100.
@@ -74,6 +137,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ httprout
 type storeCollector struct{ st *store.Store }
 
 var (
+	descOutbox = prometheus.NewDesc("complybox_outbox_deliveries",
+		"Deliveries the outbox holds, by environment, destination and status (pending, failed, delivered, dead).",
+		[]string{"env", "destination", "status"}, nil)
 	descDBSize      = prometheus.NewDesc("complybox_db_size_bytes", "Size of the bbolt db file.", nil, nil)
 	descScheduleLag = prometheus.NewDesc("complybox_schedule_lag_seconds",
 		"How late the earliest due job of the schedule is (now - its due time); 0 when nothing is overdue.", nil, nil)
@@ -82,6 +148,7 @@ var (
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descDBSize
 	ch <- descScheduleLag
+	ch <- descOutbox
 }
 
 func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -96,6 +163,9 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descDBSize, prometheus.GaugeValue, float64(st.DBBytes))
 	ch <- prometheus.MustNewConstMetric(descScheduleLag, prometheus.GaugeValue, lag)
+	for _, d := range st.Outbox {
+		ch <- prometheus.MustNewConstMetric(descOutbox, prometheus.GaugeValue, float64(d.Count), string(d.Env), d.Destination, d.Status)
+	}
 }
 
 // routeTable registers routes on the Server's router, each handler told its

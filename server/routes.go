@@ -28,6 +28,8 @@ func (s *Server) routes() {
 	// Sandbox tools and operations (SPEC §7).
 	r.GET("/v1/requests", s.api(s.listRequests))
 	r.GET("/v1/requests/:requestId", s.api(s.getRequest))
+	r.GET("/v1/sandbox/clock", s.api(s.getClock))
+	r.POST("/v1/sandbox/clock", s.api(s.moveClock))
 
 	// Custody webhooks (seed 001 §4).
 	r.PUT("/webhooks/outbound", s.api(s.putWebhook))

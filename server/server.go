@@ -6,6 +6,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -36,6 +37,9 @@ type Config struct {
 // Dispatcher is what the server needs of the dispatcher.
 type Dispatcher interface {
 	Running() bool
+	// Advance moves env's test clock forward, running the work due on the
+	// way (dispatch.Dispatcher.Advance).
+	Advance(ctx context.Context, env store.Env, to store.ClockTarget) (store.ClockMove, error)
 }
 
 // Server serves the API, the hosted UI and the console.
@@ -57,7 +61,7 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 	}
 	s := &Server{store: st, disp: disp, cfg: cfg, log: logger, reqlog: requestlog.New(requestlog.Capacity)}
 	if !cfg.NoMetrics {
-		s.metrics = newMetrics(st)
+		s.metrics = newMetrics(st, disp)
 	}
 	s.router = httprouter.New()
 	s.router.RedirectTrailingSlash = false

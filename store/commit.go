@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -17,6 +18,9 @@ type committer struct {
 	// fault, set only by tests (export_test.go), fails commits as a full
 	// disk would: the transaction rolls back with its error.
 	fault atomic.Pointer[func() error]
+	// observe, when set (Store.OnCommit), is told the size and duration of
+	// every commit.
+	observe atomic.Pointer[func(group int, took time.Duration)]
 
 	mu      sync.Mutex
 	queue   []*commitCall
@@ -69,6 +73,7 @@ func (c *committer) commitGroup(group []*commitCall) {
 	for len(group) > 0 {
 		failed := -1
 		var failErr error
+		start := time.Now()
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			for i, call := range group {
 				if err := safeCall(call.fn, tx); err != nil {
@@ -81,6 +86,9 @@ func (c *committer) commitGroup(group []*commitCall) {
 			}
 			return nil
 		})
+		if f := c.observe.Load(); f != nil {
+			(*f)(len(group), time.Since(start))
+		}
 		if failed >= 0 {
 			group[failed].done <- failErr
 			group = append(group[:failed:failed], group[failed+1:]...)

@@ -14,7 +14,7 @@ import (
 // RecordConsoleAction records an operator's console action as an internal
 // history event of env (never shown to partners).
 func (s *Store) RecordConsoleAction(env Env, eventType string, details map[string]any) error {
-	return s.update(func(t *txn) error {
+	return s.updateIn(env, func(t *txn) error {
 		return t.consoleEvent([]Env{env}, eventType, details)
 	})
 }
@@ -23,7 +23,7 @@ func (s *Store) RecordConsoleAction(env Env, eventType string, details map[strin
 // first, at most 200.
 func (s *Store) ConsoleActivity(env Env) ([]HistoryEntry, error) {
 	var out []HistoryEntry
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		var err error
 		out, err = t.history(env, consoleSubject)
 		if len(out) > consoleHistoryLimit {
@@ -57,7 +57,7 @@ func (a *diskApplicant) matches(query string) bool {
 // Returns ENOTFOUND.
 func (s *Store) ApplicantParent(env Env, extID string) (string, error) {
 	var out string
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -72,7 +72,7 @@ func (s *Store) ApplicantParent(env Env, extID string) (string, error) {
 // its sha256. Returns ENOTFOUND when the applicant has no such document.
 func (s *Store) ApplicantImage(env Env, extID, sha string) (imagecheck.Image, error) {
 	var out imagecheck.Image
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -98,7 +98,7 @@ func (s *Store) ApplicantImage(env Env, extID, sha string) (imagecheck.Image, er
 // webhook_not_configured without a URL.
 func (s *Store) RotateWebhookSecret(env Env) (string, error) {
 	var secret string
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		c, err := t.webhookConfig(env)
 		if err != nil {
 			return err

@@ -177,12 +177,12 @@ func (t *txn) asset(env Env, id string) (Asset, error) {
 func (s *Store) Assets(env Env) ([]Asset, error) {
 	var out []Asset
 	var missing bool
-	err := s.view(func(t *txn) (err error) {
+	err := s.viewIn(env, func(t *txn) (err error) {
 		out, missing, err = t.assets(env)
 		return err
 	})
 	if err == nil && missing {
-		err = s.update(func(t *txn) (err error) {
+		err = s.updateIn(env, func(t *txn) (err error) {
 			out, _, err = t.assets(env)
 			return err
 		})

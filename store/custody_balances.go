@@ -134,7 +134,7 @@ type balanceData struct {
 // WalletBalance returns a wallet's balance. Returns ENOTFOUND wallet_not_found.
 func (s *Store) WalletBalance(env Env, walletID string) (Balance, error) {
 	var out Balance
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		w, err := t.wallet(env, walletID)
 		if err != nil {
 			return err

@@ -201,7 +201,7 @@ func (s *Store) CancelTransaction(env Env, id string) (Transaction, error) {
 
 func (s *Store) moveTransaction(env Env, id string, to func(Transaction) (status, reason string)) (Transaction, error) {
 	var out Transaction
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		x, err := t.transaction(env, id)
 		if err != nil {
 			return err

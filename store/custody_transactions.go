@@ -557,7 +557,7 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 	var d draft
 	var replayed bool
 	var out Transaction
-	err := s.view(func(t *txn) (err error) {
+	err := s.viewIn(env, func(t *txn) (err error) {
 		if replayed, err = t.replay(env, scope, idem, &out); replayed || err != nil {
 			return err
 		}
@@ -569,7 +569,7 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 	if err != nil || replayed {
 		return out, err
 	}
-	err = s.update(func(t *txn) error {
+	err = s.updateIn(env, func(t *txn) error {
 		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
 			return err
 		}
@@ -585,7 +585,7 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 // Transaction returns a transaction. Returns ENOTFOUND transaction_not_found.
 func (s *Store) Transaction(env Env, id string) (Transaction, error) {
 	var out Transaction
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		x, err := t.transaction(env, id)
 		out = x.Transaction
 		return err
@@ -680,7 +680,7 @@ func (s *Store) Transactions(env Env, f TransactionFilter, p Page) ([]Transactio
 	}
 	out := []Transaction{}
 	var next *string
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		scan := listScan{seqs: t.env(env, "transactions_idx"), filters: t.env(env, "transactions_by"), keys: f.keys()}
 		var err error
 		next, err = scan.run(p, func(_ uint64, rec []byte) (bool, error) {

@@ -79,7 +79,7 @@ func (s *Store) CreateVault(env Env, in VaultInput, idem Idem) (Vault, error) {
 		return Vault{}, err
 	}
 	var out Vault
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		if ok, err := t.replay(env, "POST /vaults", idem, &out); ok || err != nil {
 			return err
 		}
@@ -100,7 +100,7 @@ func (s *Store) CreateVault(env Env, in VaultInput, idem Idem) (Vault, error) {
 // Vault returns a vault. Returns ENOTFOUND vault_not_found for an unknown id.
 func (s *Store) Vault(env Env, id string) (Vault, error) {
 	var out Vault
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		v, err := t.vault(env, id)
 		out = v.Vault
 		return err
@@ -112,7 +112,7 @@ func (s *Store) Vault(env Env, id string) (Vault, error) {
 func (s *Store) Vaults(env Env, p Page) ([]Vault, *string, error) {
 	out := []Vault{}
 	var next *string
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		var err error
 		next, err = scanIndex(t.env(env, "vaults_idx"), p, func(id []byte) (bool, error) {
 			v, err := t.vault(env, string(id))

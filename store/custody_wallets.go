@@ -107,7 +107,7 @@ func (s *Store) CreateWallet(env Env, vaultID string, in WalletInput, idem Idem)
 	}
 	scope := "POST /vaults/" + vaultID + "/wallets"
 	var out Wallet
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func (s *Store) CreateWallet(env Env, vaultID string, in WalletInput, idem Idem)
 // Wallet returns a wallet. Returns ENOTFOUND wallet_not_found.
 func (s *Store) Wallet(env Env, id string) (Wallet, error) {
 	var out Wallet
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		w, err := t.wallet(env, id)
 		out = w.Wallet
 		return err
@@ -171,7 +171,7 @@ func (s *Store) Wallet(env Env, id string) (Wallet, error) {
 func (s *Store) VaultWallets(env Env, vaultID string, p Page) ([]Wallet, *string, error) {
 	out := []Wallet{}
 	var next *string
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		if _, err := t.vault(env, vaultID); err != nil {
 			return err
 		}

@@ -132,6 +132,7 @@ func (t *txn) sdkSession(token string) (Session, *diskApplicant, Level, error) {
 		if !ok {
 			continue
 		}
+		t.enter(e)
 		if !t.now.Before(x.ExpiresAt.Time) {
 			return x, nil, Level{}, Errorf(EGONE, "session_expired", "this verification link has expired")
 		}

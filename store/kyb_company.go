@@ -221,7 +221,7 @@ func (t *txn) syncChildData(env Env, c *diskApplicant) error {
 // EINVALID not_a_company.
 func (s *Store) CompanyStructure(env Env, extID string) (CompanyStructure, error) {
 	var out CompanyStructure
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.company(env, extID)
 		if err != nil {
 			return err
@@ -245,7 +245,7 @@ type StructureInput struct {
 // EINVALID not_a_company and ECONFLICT applicant_erased.
 func (s *Store) PatchCompanyStructure(env Env, extID string, in StructureInput) (CompanyStructure, error) {
 	var out CompanyStructure
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		a, err := t.company(env, extID)
 		if err != nil {
 			return err
@@ -362,7 +362,7 @@ func (s *Store) SpawnKYC(env Env, credKey, extID, index string, in LinkInput) (C
 		return ChildLink{}, err
 	}
 	var out ChildLink
-	err = s.update(func(t *txn) error {
+	err = s.updateIn(env, func(t *txn) error {
 		p, err := t.company(env, extID)
 		if err != nil {
 			return err
@@ -526,7 +526,7 @@ func (s *Store) RegenerateLink(env Env, extID, index string, in LinkInput) (Chil
 		return ChildLink{}, err
 	}
 	var out ChildLink
-	err = s.update(func(t *txn) error {
+	err = s.updateIn(env, func(t *txn) error {
 		p, err := t.company(env, extID)
 		if err != nil {
 			return err

@@ -361,7 +361,7 @@ func (s *Store) AddUbo(env Env, extID string, in UboInput, source string) (UboAd
 		source = SourceAPI
 	}
 	var out UboAdded
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		a, err := t.company(env, extID)
 		if err != nil {
 			return err
@@ -407,7 +407,7 @@ func (s *Store) Ubos(env Env, extID string, p Page) ([]UboRow, *string, error) {
 	}
 	out := []UboRow{}
 	var next *string
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.company(env, extID)
 		if err != nil {
 			return err
@@ -439,7 +439,7 @@ type UboPatched struct {
 // (not_a_company, or naming the field) and ECONFLICT applicant_erased.
 func (s *Store) PatchUbo(env Env, extID, index string, in UboInput) (UboPatched, error) {
 	var out UboPatched
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		a, err := t.company(env, extID)
 		if err != nil {
 			return err
@@ -485,7 +485,7 @@ func (s *Store) PatchUbo(env Env, extID, index string, in UboInput) (UboPatched,
 // EINVALID not_a_company.
 func (s *Store) Ubo(env Env, extID, index string) (UboRow, error) {
 	var out UboRow
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.company(env, extID)
 		if err != nil {
 			return err

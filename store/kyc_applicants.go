@@ -287,7 +287,7 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 	}
 	var out Applicant
 	var created bool
-	err = s.update(func(t *txn) error {
+	err = s.updateIn(env, func(t *txn) error {
 		created = false
 		if a, err := t.getApplicant(env, extID); err == nil {
 			out = a.view()
@@ -353,7 +353,7 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 // Applicant returns one applicant by externalUserId. Returns ENOTFOUND.
 func (s *Store) Applicant(env Env, extID string) (Applicant, error) {
 	var out Applicant
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -368,7 +368,7 @@ func (s *Store) Applicant(env Env, extID string) (Applicant, error) {
 // it, as JSON bytes. Returns ENOTFOUND.
 func (s *Store) ApplicantJSON(env Env, extID string) ([]byte, error) {
 	var out []byte
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		b := t.env(env, "applicant_views").Get([]byte(extID))
 		if b == nil {
 			return NotFound("applicant", extID)
@@ -415,7 +415,7 @@ func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *st
 	}
 	out := []Applicant{}
 	var next *string
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		scan.seqs, scan.filters = t.env(env, "applicants_idx"), t.env(env, "applicants_by")
 		var err error
 		next, err = scan.run(p, func(_ uint64, id []byte) (bool, error) {
@@ -466,7 +466,7 @@ func (t *txn) listApplicant(env Env, extID string) (*diskApplicant, error) {
 // applicant as fn left it. fn stores its changes itself.
 func (s *Store) modify(env Env, extID string, fn func(t *txn, a *diskApplicant) error) (Applicant, error) {
 	var out Applicant
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -615,7 +615,7 @@ func notCompany(a *diskApplicant) error {
 // and EINVALID not_a_company for an individual.
 func (s *Store) CompanyInfo(env Env, extID string) (CompanyInfo, error) {
 	var out CompanyInfo
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -634,7 +634,7 @@ func (s *Store) CompanyInfo(env Env, extID string) (CompanyInfo, error) {
 // review_in_progress for country while a verification is in flight.
 func (s *Store) PatchCompanyInfo(env Env, extID string, in ApplicantInput) (CompanyInfo, error) {
 	var out CompanyInfo
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err

@@ -107,7 +107,7 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 		after = id
 	}
 	var out HistoryPage
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		out = HistoryPage{Items: []HistoryEntry{}}
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
@@ -143,7 +143,7 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 // ones included, newest first (for the console). Returns ENOTFOUND.
 func (s *Store) ApplicantHistory(env Env, extID string) ([]HistoryEntry, error) {
 	var out []HistoryEntry
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err

@@ -333,7 +333,7 @@ func (t *txn) useLevel(env Env, d diskLevel) error {
 // Levels lists the levels of env by name.
 func (s *Store) Levels(env Env) ([]Level, error) {
 	var out []Level
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		out = nil
 		return t.env(env, "levels").ForEach(func(_, v []byte) error {
 			var d diskLevel
@@ -362,7 +362,7 @@ func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
 	}
 	var out []Level
 	var next *string
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		out, next = nil, nil
 		c := t.env(env, "levels").Cursor()
 		k, v := c.First()
@@ -395,7 +395,7 @@ const levelCursorPrefix = "level:"
 // Level returns one level. Returns ENOTFOUND (level_not_found).
 func (s *Store) Level(env Env, name string) (Level, error) {
 	var out Level
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		d, err := t.getLevel(env, name)
 		out = d.Level
 		return err
@@ -410,7 +410,7 @@ func (s *Store) CreateLevel(env Env, l Level) (Level, error) {
 	if err := l.validate(); err != nil {
 		return Level{}, err
 	}
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		if _, err := t.getLevel(env, l.Name); err == nil {
 			return Conflict("level_exists", "a level named %q exists already", l.Name)
 		}
@@ -440,7 +440,7 @@ type LevelPatch struct {
 // applicant uses and level_exists when the new name is taken.
 func (s *Store) PatchLevel(env Env, name string, p LevelPatch) (Level, error) {
 	var out Level
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		d, err := t.getLevel(env, name)
 		if err != nil {
 			return err

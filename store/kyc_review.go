@@ -352,7 +352,7 @@ func (s *Store) Decide(env Env, extID string, d Decision) (StatusView, error) {
 		return StatusView{}, err
 	}
 	var out StatusView
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -397,7 +397,7 @@ func (s *Store) ForceReview(env Env, extID string, d Decision) (StatusView, erro
 		return StatusView{}, err
 	}
 	var out StatusView
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err

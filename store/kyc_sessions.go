@@ -136,7 +136,7 @@ func (s *Store) CreateSession(env Env, extID string, in SessionInput) (SessionLi
 		return SessionLink{}, err
 	}
 	var out SessionLink
-	err = s.update(func(t *txn) error {
+	err = s.updateIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -222,6 +222,7 @@ func (s *Store) SessionByToken(token string) (Session, error) {
 				return err
 			}
 			if ok {
+				t.enter(e)
 				if !t.now.Before(x.ExpiresAt.Time) {
 					return Errorf(EGONE, "session_expired", "this verification link has expired")
 				}
@@ -248,6 +249,7 @@ func (s *Store) ShortLink(code string) (string, error) {
 			if err != nil || !ok {
 				return err
 			}
+			t.enter(e)
 			if !t.now.Before(x.ExpiresAt.Time) {
 				return Errorf(EGONE, "link_expired", "this verification link has expired")
 			}

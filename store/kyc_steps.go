@@ -317,7 +317,7 @@ func (a *diskApplicant) status() StatusView {
 // Status returns the applicant's aggregate verdict. Returns ENOTFOUND.
 func (s *Store) Status(env Env, extID string) (StatusView, error) {
 	var out StatusView
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -331,7 +331,7 @@ func (s *Store) Status(env Env, extID string) (StatusView, error) {
 // Steps returns the applicant's steps. Returns ENOTFOUND.
 func (s *Store) Steps(env Env, extID string) (StepsView, error) {
 	var out StepsView
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err

@@ -60,7 +60,7 @@ func (s *Store) checkImage(field string, data []byte, allowPDF bool) (imagecheck
 func (s *Store) prepare(env Env, extID string) (*diskApplicant, Level, error) {
 	var a *diskApplicant
 	var l Level
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		var err error
 		if a, err = t.getApplicant(env, extID); err != nil {
 			return err
@@ -213,7 +213,7 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 	if s.beforeApply != nil {
 		s.beforeApply()
 	}
-	err = s.update(func(t *txn) error {
+	err = s.updateIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, a.ExternalID)
 		if err != nil {
 			return err
@@ -432,7 +432,7 @@ func (s *Store) addDocument(env Env, extID string, in DocumentInput) (Document, 
 	if s.beforeApply != nil {
 		s.beforeApply()
 	}
-	err = s.update(func(t *txn) error {
+	err = s.updateIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, a.ExternalID)
 		if err != nil {
 			return err

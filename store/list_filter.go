@@ -109,6 +109,11 @@ func (t *txn) reindex(env Env, list string, seq uint64, old, cur []fkey) error {
 	if err := reindex(t.env(env, list), seq, old, cur); err != nil {
 		return err
 	}
+	if list == "deliveries_by" {
+		if err := t.countDelivery(env, old, cur); err != nil {
+			return err
+		}
+	}
 	if t.indexed == nil {
 		t.indexed = map[string][]fkey{}
 	}

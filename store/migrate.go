@@ -107,7 +107,7 @@ func (s *Store) migrateKeys(env Env, name string, do func(t *txn, k, v []byte) e
 	for {
 		done := false
 		err := s.db.Update(func(tx *bolt.Tx) error {
-			t := &txn{Tx: tx, s: s, now: s.Now()}
+			t := s.newTxn(tx, env)
 			c := t.env(env, name).Cursor()
 			var k, v []byte
 			if after == nil {

@@ -78,7 +78,7 @@ type AttemptResult struct {
 // delivery to delivered, failed (rescheduled at RetryAt) or dead. Returns
 // ENOTFOUND for an unknown delivery.
 func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
-	return s.update(func(t *txn) error {
+	return s.updateIn(j.Env, func(t *txn) error {
 		d, err := t.getDelivery(j.Env, j.ID)
 		if err != nil {
 			return err

@@ -150,7 +150,7 @@ func (t *txn) putDelivery(env Env, d diskDelivery) error {
 		return err
 	}
 	if done := d.doneAt(); !done.IsZero() {
-		if err := t.retainBy(t.removableAt(expiryDelivery, uint64(done.UnixMilli()))); err != nil {
+		if err := t.retainBy(env, t.removableAt(expiryDelivery, uint64(done.UnixMilli()))); err != nil {
 			return err
 		}
 	}
@@ -241,7 +241,7 @@ func (t *txn) wants(env Env, dest, eventType string) bool {
 // ENOTFOUND for an unknown id.
 func (s *Store) Delivery(env Env, id string) (Delivery, error) {
 	var out Delivery
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		d, err := t.getDelivery(env, id)
 		if err != nil {
 			return err
@@ -309,7 +309,7 @@ func (f DeliveryFilter) scan(t *txn, env Env) (scan listScan, ok bool) {
 func (s *Store) Deliveries(env Env, f DeliveryFilter, p Page) ([]DeliverySummary, *string, error) {
 	out := []DeliverySummary{}
 	var next *string
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		scan, ok := f.scan(t, env)
 		if !ok {
 			if p.Cursor != "" {
@@ -354,7 +354,7 @@ func (t *txn) requeue(env Env, d diskDelivery) error {
 // an unknown id and ECONFLICT for a pending or delivered one.
 func (s *Store) RetryDelivery(env Env, id string) (DeliverySummary, error) {
 	var out DeliverySummary
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		d, err := t.getDelivery(env, id)
 		if err != nil {
 			return err
@@ -391,7 +391,7 @@ func (s *Store) RetryDeliveries(env Env, f DeliveryFilter) (int, error) {
 	for {
 		var n int
 		var next *string
-		err := s.update(func(t *txn) error {
+		err := s.updateIn(env, func(t *txn) error {
 			n = 0
 			scan, ok := f.scan(t, env)
 			if !ok {

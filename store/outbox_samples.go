@@ -24,7 +24,7 @@ func (s *Store) SendSampleEvent(env Env, dest, eventType string) (string, error)
 		return "", Invalid("eventType", "eventType must be one of %s, or absent for webhook.test", joinNames(names))
 	}
 	var id string
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		url, err := t.destinationURL(env, dest)
 		if err != nil {
 			return err

@@ -97,7 +97,7 @@ func newSigningSecret() string {
 // never shown.
 func (s *Store) WebhookConfig(env Env) (WebhookView, error) {
 	var v WebhookView
-	err := s.view(func(t *txn) error {
+	err := s.viewIn(env, func(t *txn) error {
 		c, err := t.webhookConfig(env)
 		if err != nil || c.URL == "" {
 			return err
@@ -130,7 +130,7 @@ func (s *Store) SetWebhook(ctx context.Context, env Env, rawURL string, subscrib
 	}
 	subscribed = types
 	var v WebhookView
-	err := s.update(func(t *txn) error {
+	err := s.updateIn(env, func(t *txn) error {
 		c, err := t.webhookConfig(env)
 		if err != nil {
 			return err

@@ -38,10 +38,11 @@ import (
 //
 // with the time the record is measured from (see the expiry kinds).
 
-// JobRetention is the schedule job that runs one retention batch. There is
-// at most one, for every environment, due when the first record becomes
-// removable (a full batch runs again at once); its key lives in the meta
-// bucket.
+// JobRetention is the schedule job that runs one retention batch of its
+// environment. There is at most one per environment, due on that
+// environment's clock when its first record becomes removable (a full
+// batch runs again at once), so the sandbox test clock moves sandbox
+// retention alone; its key lives in the meta bucket.
 const JobRetention = "retention"
 
 // Retention bounds.
@@ -63,7 +64,16 @@ const (
 	expiryRateLimit   byte = 'r' // rate-limit window: when its last call leaves it; key: limit key | last call (ns, 8 bytes)
 )
 
-var keyRetentionJob = []byte("retention-job") // meta: schedule key of the pending JobRetention
+// retentionJobKey is the meta key holding the schedule key of env's pending
+// JobRetention. The sandbox's is the key of the one job of files written
+// before retention was per environment; production's job is then made at
+// start-up (ensureRetention).
+func retentionJobKey(env Env) []byte {
+	if env == Sandbox {
+		return []byte("retention-job")
+	}
+	return []byte("retention-job:" + string(env))
+}
 
 // RetentionSettings configure retention.
 type RetentionSettings struct {
@@ -83,7 +93,7 @@ func (t *txn) expire(env Env, kind byte, at time.Time, key []byte) error {
 	if err := t.env(env, "expiry").Put(expiryKey(kind, at, key), nil); err != nil {
 		return err
 	}
-	return t.retainBy(t.removableAt(kind, uint64(at.UnixMilli())))
+	return t.retainBy(env, t.removableAt(kind, uint64(at.UnixMilli())))
 }
 
 // unexpire removes the expiry entry of a record.
@@ -110,13 +120,13 @@ func (t *txn) removableAt(kind byte, ms uint64) time.Time {
 	return at
 }
 
-// retainBy makes sure the retention job is due at or before at. The job is
-// scheduled only while something is waiting to be removed, due when the
+// retainBy makes sure env's retention job is due at or before at. The job
+// is scheduled only while something is waiting to be removed, due when the
 // first thing is: a db with nothing to remove has no retention job, and
 // the job never polls.
-func (t *txn) retainBy(at time.Time) error {
+func (t *txn) retainBy(env Env, at time.Time) error {
 	meta := t.Bucket(bucketMeta)
-	if k := meta.Get(keyRetentionJob); k != nil && t.Bucket(bucketSchedule).Get(k) != nil {
+	if k := meta.Get(retentionJobKey(env)); k != nil && t.Bucket(bucketSchedule).Get(k) != nil {
 		if !scheduleDue(k).After(at) {
 			return nil
 		}
@@ -124,79 +134,79 @@ func (t *txn) retainBy(at time.Time) error {
 			return err
 		}
 	}
-	return t.scheduleRetention(at)
+	return t.scheduleRetention(env, at)
 }
 
-func (t *txn) scheduleRetention(due time.Time) error {
-	key, err := t.schedule(due, JobRetention, Sandbox, "all")
+func (t *txn) scheduleRetention(env Env, due time.Time) error {
+	key, err := t.schedule(due, JobRetention, env, "all")
 	if err != nil {
 		return err
 	}
-	return t.Bucket(bucketMeta).Put(keyRetentionJob, key)
+	return t.Bucket(bucketMeta).Put(retentionJobKey(env), key)
 }
 
-// ensureRetention schedules the retention job when something waits to be
-// removed and no job is pending (a db upgraded to layout 2): a few seeks at
-// start-up, no scan.
+// ensureRetention schedules each environment's retention job when something
+// waits to be removed and no job is pending (a db upgraded to layout 2, or
+// to one job per environment): a few seeks at start-up, no scan.
 func (t *txn) ensureRetention() error {
-	if k := t.Bucket(bucketMeta).Get(keyRetentionJob); k != nil && t.Bucket(bucketSchedule).Get(k) != nil {
-		return nil
-	}
-	if next, ok := t.nextRetention(); ok {
-		return t.scheduleRetention(next)
+	for _, env := range Envs() {
+		if k := t.Bucket(bucketMeta).Get(retentionJobKey(env)); k != nil && t.Bucket(bucketSchedule).Get(k) != nil {
+			continue
+		}
+		if next, ok := t.nextRetention(env); ok {
+			if err := t.scheduleRetention(env, next); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// nextRetention returns when the first record waiting for retention becomes
-// removable; ok is false when none waits.
-func (t *txn) nextRetention() (next time.Time, ok bool) {
+// nextRetention returns when the first record of env waiting for retention
+// becomes removable, on env's clock; ok is false when none waits.
+func (t *txn) nextRetention(env Env) (next time.Time, ok bool) {
 	consider := func(at time.Time) {
 		if !ok || at.Before(next) {
 			next, ok = at, true
 		}
 	}
-	for _, env := range Envs() {
-		fp := fkey{field: fDeliveryDone, value: "12345678"}.prefix()[:3]
-		if k, _ := t.env(env, "deliveries_by").Cursor().Seek(fp); k != nil && bytes.HasPrefix(k, fp) && len(k) == 19 {
-			consider(t.removableAt(expiryDelivery, btoi(k[3:11])))
-		}
-		c := t.env(env, "expiry").Cursor()
-		for _, kind := range []byte{expiryEvent, expirySession, expiryIdempotency, expiryRateLimit} {
-			if k, _ := c.Seek([]byte{kind}); k != nil && k[0] == kind && len(k) >= 9 {
-				consider(t.removableAt(kind, btoi(k[1:9])))
-			}
+	fp := fkey{field: fDeliveryDone, value: "12345678"}.prefix()[:3]
+	if k, _ := t.env(env, "deliveries_by").Cursor().Seek(fp); k != nil && bytes.HasPrefix(k, fp) && len(k) == 19 {
+		consider(t.removableAt(expiryDelivery, btoi(k[3:11])))
+	}
+	c := t.env(env, "expiry").Cursor()
+	for _, kind := range []byte{expiryEvent, expirySession, expiryIdempotency, expiryRateLimit} {
+		if k, _ := c.Seek([]byte{kind}); k != nil && k[0] == kind && len(k) >= 9 {
+			consider(t.removableAt(kind, btoi(k[1:9])))
 		}
 	}
 	return next, ok
 }
 
-// retain runs one retention batch and schedules the next: at once when the
-// batch was full, else when the next record becomes removable.
-func (t *txn) retain() error {
-	left := RetentionBatch
-	for _, env := range Envs() {
-		n, err := t.retainEnv(env, left)
-		if err != nil {
-			return err
-		}
-		left -= n
+// retain runs one retention batch of env, whose clock is t.now, and
+// schedules the next: at once when the batch was full, else when the next
+// record becomes removable. Console sessions and login attempts, which
+// belong to no environment, are swept on the store's own clock.
+func (t *txn) retain(env Env) error {
+	n, err := t.retainEnv(env, RetentionBatch)
+	if err != nil {
+		return err
 	}
-	if left <= 0 {
-		return t.scheduleRetention(t.now)
+	if n >= RetentionBatch {
+		return t.scheduleRetention(env, t.now)
 	}
 	b, err := t.consoleWrite()
 	if err != nil {
 		return err
 	}
-	if err := sweepConsoleSessions(b, t.now); err != nil {
+	if err := sweepConsoleSessions(b, t.base); err != nil {
 		return err
 	}
-	if err := sweepConsoleAttempts(b, t.now.Add(-ConsoleLoginWindow)); err != nil {
+	if err := sweepConsoleAttempts(b, t.base.Add(-ConsoleLoginWindow)); err != nil {
 		return err
 	}
-	if next, ok := t.nextRetention(); ok {
-		return t.scheduleRetention(next)
+	if next, ok := t.nextRetention(env); ok {
+		return t.scheduleRetention(env, next)
 	}
 	return nil
 }

@@ -58,6 +58,7 @@ func (s *Store) reconcile() error {
 	return s.update(func(t *txn) error {
 		sched := t.Bucket(bucketSchedule)
 		for _, env := range Envs() {
+			t.enter(env)
 			if err := t.buildInflight(env); err != nil {
 				return err
 			}

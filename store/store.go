@@ -73,6 +73,9 @@ type Store struct {
 
 	creds credentialCache // Authenticate's cache of stored credentials
 
+	sandboxOffset atomic.Int64 // the sandbox test clock's lead over now, in ns (sandbox_clock.go)
+	clockMu       sync.Mutex   // serialises moves of the sandbox clock
+
 	listDecodes atomic.Int64        // records decoded by lists; tests read it (export_test.go)
 	decodes     *imagecheck.Limiter // bounds the memory of concurrent image decodes
 
@@ -109,9 +112,17 @@ func Open(path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if err := s.loadClock(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	if err := s.migrate(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: upgrade: %w", path, err)
+	}
+	if err := s.ensureDepth(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: counting deliveries: %w", path, err)
 	}
 	if err := s.update(func(t *txn) error { return t.seed() }); err != nil {
 		db.Close()
@@ -132,8 +143,18 @@ const decodeBudget = 256 << 20
 // Close closes the db.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Now returns the store's current time in UTC.
+// Now returns the store's current time in UTC: the production clock, and
+// the base of the sandbox test clock.
 func (s *Store) Now() time.Time { return s.now().UTC() }
+
+// NowIn returns environment env's current time in UTC: Now, plus the
+// sandbox test clock's offset in the sandbox.
+func (s *Store) NowIn(env Env) time.Time {
+	if env == Sandbox {
+		return s.Now().Add(time.Duration(s.sandboxOffset.Load()))
+	}
+	return s.Now()
+}
 
 // OnWork registers fn to be called after every commit that enqueued an event
 // or scheduled work, so the dispatcher wakes at once.
@@ -142,6 +163,12 @@ func (s *Store) OnWork(fn func()) {
 	s.waiters = append(s.waiters, fn)
 	s.mu.Unlock()
 }
+
+// OnCommit makes fn be told, after every bbolt commit of the group commit,
+// how many operations it carried and how long it took (function runs,
+// page writes and fsync). fn runs on the committing goroutine: it must be
+// quick. A later call replaces fn.
+func (s *Store) OnCommit(fn func(group int, took time.Duration)) { s.commit.observe.Store(&fn) }
 
 func (s *Store) wake() {
 	s.mu.Lock()
@@ -178,8 +205,11 @@ func (s *Store) Check() error {
 type txn struct {
 	*bolt.Tx
 	s     *Store
-	now   time.Time // fixed for the whole operation
+	now   time.Time // the operation's environment's time, fixed for the whole operation
 	woken bool      // an event was enqueued or work scheduled
+
+	base   time.Time     // the store's clock when the operation began
+	offset time.Duration // the sandbox clock's offset then
 
 	indexed map[string][]fkey // filter-index keys written by this operation, by env | list | seq (list_filter.go)
 
@@ -219,13 +249,19 @@ func appendFill(name string) bool {
 	return false
 }
 
-// update runs fn as one business operation, sharing a commit with concurrent
-// callers (group commit). fn may run more than once: it must only write to
-// the transaction and to variables it assigns afresh each run.
-func (s *Store) update(fn func(t *txn) error) error {
+// update runs fn as one business operation outside the environments (the
+// console, credentials) or whose environment it finds itself (t.enter),
+// sharing a commit with concurrent callers (group commit). fn may run more
+// than once: it must only write to the transaction and to variables it
+// assigns afresh each run.
+func (s *Store) update(fn func(t *txn) error) error { return s.updateIn(Production, fn) }
+
+// updateIn is update for an operation of environment env: its now is
+// env's clock.
+func (s *Store) updateIn(env Env, fn func(t *txn) error) error {
 	var woken bool
 	err := s.commit.run(func(tx *bolt.Tx) error {
-		t := &txn{Tx: tx, s: s, now: s.Now()}
+		t := s.newTxn(tx, env)
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -238,11 +274,32 @@ func (s *Store) update(fn func(t *txn) error) error {
 	return err
 }
 
-// view runs fn in a read-only transaction.
-func (s *Store) view(fn func(t *txn) error) error {
+// view runs fn in a read-only transaction (see update).
+func (s *Store) view(fn func(t *txn) error) error { return s.viewIn(Production, fn) }
+
+// viewIn runs fn in a read-only transaction of environment env.
+func (s *Store) viewIn(env Env, fn func(t *txn) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		return fn(&txn{Tx: tx, s: s, now: s.Now()})
+		return fn(s.newTxn(tx, env))
 	})
+}
+
+func (s *Store) newTxn(tx *bolt.Tx, env Env) *txn {
+	t := &txn{Tx: tx, s: s, base: s.Now(), offset: time.Duration(s.sandboxOffset.Load())}
+	t.enter(env)
+	return t
+}
+
+// enter makes env's clock the operation's now: for operations that find
+// their environment from what they read (a session token, a job).
+func (t *txn) enter(env Env) { t.now = t.nowIn(env) }
+
+// nowIn is environment env's time for this operation.
+func (t *txn) nowIn(env Env) time.Time {
+	if env == Sandbox {
+		return t.base.Add(t.offset)
+	}
+	return t.base
 }
 
 // Root buckets.

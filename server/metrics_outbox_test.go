@@ -1,0 +1,51 @@
+package server_test
+
+import (
+	"testing"
+)
+
+// TestMetricsOutbox: after real deliveries — one that dies through its
+// retries, one delivered — /metrics shows the outbox depth by status and
+// destination, attempts and deliveries by outcome, the attempt latency
+// histogram and the group commit's size and latency.
+func TestMetricsOutbox(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc := newReceiver(t, in.Clock, func(n int) int {
+		if n <= 5 {
+			return 500
+		}
+		return 200
+	})
+	in.configureWebhook(rc)
+	in.expect(202, "POST", "/webhooks/outbound/test", nil)
+	in.moveClock(map[string]any{"advanceBy": "1h"}) // through its retries: dead
+	in.expect(202, "POST", "/webhooks/outbound/test", nil)
+	in.moveClock(map[string]any{"advanceBy": "0s"}) // its one attempt is recorded, by the loop or the move
+
+	m := in.scrape()
+	for series, want := range map[string]float64{
+		`complybox_outbox_deliveries{destination="custody",env="sandbox",status="dead"}`:              1,
+		`complybox_outbox_deliveries{destination="custody",env="sandbox",status="delivered"}`:         1,
+		`complybox_outbox_deliveries{destination="custody",env="sandbox",status="pending"}`:           0,
+		`complybox_webhook_attempts_total{destination="custody",env="sandbox",outcome="http_error"}`:  5,
+		`complybox_webhook_attempts_total{destination="custody",env="sandbox",outcome="success"}`:     1,
+		`complybox_webhook_deliveries_total{destination="custody",env="sandbox",outcome="retrying"}`:  4,
+		`complybox_webhook_deliveries_total{destination="custody",env="sandbox",outcome="dead"}`:      1,
+		`complybox_webhook_deliveries_total{destination="custody",env="sandbox",outcome="delivered"}`: 1,
+		`complybox_webhook_attempt_duration_seconds_count{destination="custody"}`:                     6,
+		`complybox_webhook_attempt_duration_seconds_bucket{destination="custody",le="+Inf"}`:          6,
+	} {
+		if got, ok := m[series]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
+		}
+	}
+	n := m[`complybox_store_commit_group_size_count`]
+	if n < 10 || m[`complybox_store_commit_duration_seconds_count`] != n || m[`complybox_store_commit_group_size_sum`] < n {
+		t.Errorf("commits: %v counted, %v timed, %v operations", n, m[`complybox_store_commit_duration_seconds_count`],
+			m[`complybox_store_commit_group_size_sum`])
+	}
+	if m[`complybox_store_commit_group_size_bucket{le="256"}`] != n {
+		t.Errorf("a commit carried more than 256 operations")
+	}
+}

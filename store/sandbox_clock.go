@@ -1,0 +1,234 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The sandbox test clock (SPEC §7): the sandbox environment's time is the
+// store's clock plus an offset that only grows. It is kept in the meta
+// bucket, so it survives a restart, and in memory for every operation to
+// read: an operation of the sandbox takes its now from it (updateIn), so
+// every timestamp, expiry check, rate-limit window and idempotency window
+// of the sandbox follows the test clock. Production's clock is the store's
+// clock, never moved.
+//
+// The schedule holds the jobs of both environments, each keyed by its due
+// time on its environment's clock (Due compares each job with its own
+// environment's now). Moving the clock forward (AdvanceClock) runs every
+// sandbox job due on the way in due order, the clock set to each job's due
+// time as it runs, so work that scheduled work (a retry, the next chain
+// step) runs too when it falls before the target.
+
+var keySandboxOffset = []byte("sandbox-clock-offset") // meta: the offset, ns, 8 bytes big-endian
+
+// MaxClockSteps bounds the jobs one clock move runs; a move that reaches
+// it stops there and says so (ClockMove.Complete false).
+const MaxClockSteps = 100_000
+
+// loadClock reads the sandbox offset kept in the file.
+func (s *Store) loadClock() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keySandboxOffset); len(v) == 8 {
+			s.sandboxOffset.Store(int64(binary.BigEndian.Uint64(v)))
+		}
+		return nil
+	})
+}
+
+// SandboxClock returns the sandbox environment's current time and its lead
+// over the store's clock.
+func (s *Store) SandboxClock() (now time.Time, offset time.Duration) {
+	offset = time.Duration(s.sandboxOffset.Load())
+	return s.Now().Add(offset), offset
+}
+
+// ClockMove is what one move of the sandbox clock did.
+type ClockMove struct {
+	From     time.Time      // the sandbox time before the move
+	Now      time.Time      // the sandbox time after it
+	Offset   time.Duration  // the sandbox clock's lead over the store's clock after it
+	Ran      map[string]int // jobs run, by kind (Job.Kind)
+	Steps    int            // jobs run in all
+	Complete bool           // false when the move stopped at MaxClockSteps before its target
+}
+
+// ClockTarget says where a move of the sandbox clock goes: By ahead of its
+// time when the move begins (the offset grows by exactly By), or else to
+// the time To. Field names the request field it came from, for errors.
+type ClockTarget struct {
+	By    time.Duration
+	To    time.Time
+	Field string
+}
+
+// AdvanceClock moves environment env's clock forward to the target, running
+// through run, one at a time and in due order, every job of env due by
+// then — including jobs that those jobs schedule — with the clock set to
+// each job's due time (or left where it is, for a job already overdue)
+// before it runs. run must do the job as the dispatcher does (RunJob, or a
+// delivery attempt recorded with RecordAttempt) and must not be running
+// env's jobs elsewhere meanwhile: the caller (dispatch.Dispatcher.Advance)
+// holds env's work back for the duration. Moves are serialised.
+//
+// Returns EFORBIDDEN for production, whose clock never moves, EINVALID
+// naming field when target is before env's current time, and the error of
+// a job run that fails (the clock then stays at that job's due time, the
+// move's other effects kept).
+func (s *Store) AdvanceClock(env Env, to ClockTarget, run func(Job) error) (ClockMove, error) {
+	if env != Sandbox {
+		return ClockMove{}, Errorf(EFORBIDDEN, "sandbox_only", "the test clock exists only in the sandbox environment")
+	}
+	s.clockMu.Lock()
+	defer s.clockMu.Unlock()
+	mv := ClockMove{Ran: map[string]int{}, Complete: true}
+	var start time.Duration
+	mv.From, start = s.SandboxClock()
+	// goal is where the move ends. A move By keeps the sandbox clock's
+	// lead growing by exactly By: the time the move itself takes counts.
+	goal := func() time.Time { return to.To.UTC() }
+	if to.By != 0 || to.To.IsZero() {
+		if to.By < 0 {
+			return mv, Invalid(to.Field, "the sandbox clock moves only forward: %s is negative", to.By)
+		}
+		goal = func() time.Time { return s.Now().Add(start + to.By) }
+	}
+	if target := goal(); target.Before(mv.From) {
+		return mv, Invalid(to.Field, "the sandbox clock moves only forward: %s is before its time, %s",
+			At(target).String(), At(mv.From).String())
+	}
+	var after []byte // the schedule key of the job run last
+	for {
+		j, ok, err := s.nextDueIn(env, goal(), after)
+		if err == nil && !ok && after != nil {
+			// A request of env that began before the last step may have
+			// scheduled work behind it: look once more from the start.
+			after = nil
+			j, ok, err = s.nextDueIn(env, goal(), nil)
+		}
+		if err != nil {
+			return s.clockResult(mv), err
+		}
+		if !ok {
+			break
+		}
+		if mv.Steps >= MaxClockSteps {
+			mv.Complete = false
+			return s.clockResult(mv), nil
+		}
+		if err := s.setOffset(j.Due.Sub(s.Now())); err != nil {
+			return s.clockResult(mv), err
+		}
+		if err := run(j); err != nil {
+			return s.clockResult(mv), err
+		}
+		kind := j.Kind
+		if kind == "" {
+			kind = "unreadable" // dropped by RunJob
+		}
+		mv.Ran[kind]++
+		mv.Steps++
+		after = j.Key
+	}
+	end := goal().Sub(s.Now())
+	if to.By != 0 || to.To.IsZero() {
+		end = start + to.By
+	}
+	if err := s.setOffset(end); err != nil {
+		return s.clockResult(mv), err
+	}
+	return s.clockResult(mv), nil
+}
+
+func (s *Store) clockResult(mv ClockMove) ClockMove {
+	mv.Now, mv.Offset = s.SandboxClock()
+	return mv
+}
+
+// setOffset moves the sandbox clock's lead to offset, if that is forward:
+// it is written to the file first, then made current. Only AdvanceClock
+// calls it, under clockMu.
+func (s *Store) setOffset(offset time.Duration) error {
+	if offset <= time.Duration(s.sandboxOffset.Load()) {
+		return nil
+	}
+	err := s.update(func(t *txn) error {
+		return t.Bucket(bucketMeta).Put(keySandboxOffset, binary.BigEndian.AppendUint64(nil, uint64(offset)))
+	})
+	if err != nil {
+		return err
+	}
+	s.sandboxOffset.Store(int64(offset))
+	return nil
+}
+
+// nextDueIn returns the first job of env due at or before until on env's
+// clock, in schedule order, looking after the schedule key after (nil: from
+// the start), with what it takes to send it if it is a delivery. Jobs are
+// run one at a time in key order, and a job schedules its follow-up at or
+// after its own due time with a greater sequence, so nothing before the
+// job run last is left behind.
+func (s *Store) nextDueIn(env Env, until time.Time, after []byte) (Job, bool, error) {
+	var j Job
+	var found bool
+	end := uint64(until.UnixNano())
+	err := s.viewIn(env, func(t *txn) error {
+		found = false
+		c := t.Bucket(bucketSchedule).Cursor()
+		k, v := c.First()
+		if after != nil {
+			if k, v = c.Seek(after); bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(k) >= 8 && btoi(k[:8]) > end {
+				return nil
+			}
+			if entryEnv(v) != env {
+				continue
+			}
+			var err error
+			if j, err = parseJob(k, v); err != nil {
+				s.log.Warn("schedule: unreadable entry", "key", fmt.Sprintf("%x", k))
+				j = Job{Key: bytes.Clone(k), Env: env, Due: scheduleDue(k), claim: string(v)}
+			} else if j.Kind == JobDelivery {
+				task, err := t.deliveryTask(j, map[string]destination{})
+				if err != nil {
+					s.log.Warn("schedule: delivery cannot be sent", "delivery", j.ID, "err", err)
+				}
+				j.Delivery = task
+			}
+			found = true
+			return nil
+		}
+		return nil
+	})
+	return j, found, err
+}
+
+// entryEnv returns the environment of a schedule entry, whose value is
+// "kind|env|id", without allocating.
+func entryEnv(v []byte) Env {
+	_, rest, _ := bytes.Cut(v, []byte("|"))
+	e, _, _ := bytes.Cut(rest, []byte("|"))
+	switch string(e) {
+	case string(Sandbox):
+		return Sandbox
+	case string(Production):
+		return Production
+	}
+	return ""
+}
+
+// earliest returns the earlier of a and b, a zero time standing for none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,87 @@
+package store_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/complybox/complybox/store"
+)
+
+// TestDuePerEnvironment: with the sandbox clock ahead, Due hands out a
+// sandbox job by the sandbox clock and a production job by the real one,
+// and says when the next falls due on the real clock.
+func TestDuePerEnvironment(t *testing.T) {
+	t.Parallel()
+	s, clock := mustOpen(t, "", store.Options{})
+	session := func(env store.Env, id string, ttl int) {
+		t.Helper()
+		if _, _, err := s.CreateApplicant(env, store.ApplicantInput{"externalUserId": json.RawMessage(`"` + id + `"`)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateSession(env, id, store.SessionInput{TTLSecs: &ttl}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expiries := func(now time.Time) (map[store.Env]int, time.Time) {
+		t.Helper()
+		jobs, next, err := s.Due(now, 100, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := map[store.Env]int{}
+		for _, j := range jobs {
+			if j.Kind == store.JobExpiry {
+				n[j.Env]++
+			}
+		}
+		return n, next
+	}
+	session(store.Production, "p", 3600)
+	session(store.Sandbox, "s", 3600)
+
+	// Two hours on the sandbox clock: its session expires, production's not.
+	var ran []store.Job
+	mv, err := s.AdvanceClock(store.Sandbox, store.ClockTarget{To: testStart.Add(2 * time.Hour), Field: "to"}, func(j store.Job) error {
+		ran = append(ran, j)
+		return s.RunJob(j)
+	})
+	if err != nil || !mv.Complete || mv.Offset != 2*time.Hour {
+		t.Fatalf("advance: %+v, %v", mv, err)
+	}
+	for _, j := range ran {
+		if j.Env != store.Sandbox {
+			t.Errorf("the sandbox move ran a %s job: %+v", j.Env, j)
+		}
+	}
+	if mv.Ran[store.JobExpiry] != 1 {
+		t.Fatalf("ran %v", mv.Ran)
+	}
+	if got := s.NowIn(store.Production); !got.Equal(clock.Now()) {
+		t.Fatalf("production now %s, want %s", got, clock.Now())
+	}
+
+	// A sandbox session of a minute: due a minute from now on the real
+	// clock, before production's hour.
+	session(store.Sandbox, "s2", 60)
+	n, next := expiries(clock.Now())
+	if len(n) != 0 || !next.Equal(testStart.Add(time.Minute)) {
+		t.Fatalf("now: due %v, next %s; want none, next in a minute", n, next)
+	}
+	n, next = expiries(clock.Now().Add(time.Minute))
+	if n[store.Sandbox] != 1 || n[store.Production] != 0 || !next.Equal(testStart.Add(time.Hour)) {
+		t.Fatalf("in a minute: due %v, next %s; want the sandbox expiry, next production's in an hour", n, next)
+	}
+	n, _ = expiries(clock.Now().Add(time.Hour))
+	if n[store.Sandbox] != 1 || n[store.Production] != 1 {
+		t.Fatalf("in an hour: due %v, want both", n)
+	}
+
+	// Backwards is refused naming the field, and production has no test clock.
+	if _, err := s.AdvanceClock(store.Sandbox, store.ClockTarget{To: testStart, Field: "to"}, s.RunJob); store.ErrorCode(err) != store.EINVALID {
+		t.Fatalf("backwards: %v", err)
+	}
+	if _, err := s.AdvanceClock(store.Production, store.ClockTarget{By: time.Hour}, s.RunJob); store.ErrorCode(err) != store.EFORBIDDEN {
+		t.Fatalf("production: %v", err)
+	}
+}
