@@ -70,10 +70,84 @@ func openapiDocument(cfg Config) ([]byte, error) {
 		}
 	}
 	applyConventions(doc)
+	inlineWebhooks(doc)
 	if err := applyExamples(doc, examples); err != nil {
 		return nil, err
 	}
 	return json.Marshal(doc)
+}
+
+// inlineWebhooks replaces every component reference under the webhooks
+// section by a copy of the component, and drops the components that only
+// webhooks used: generators such as oapi-codegen keep just the components
+// that paths reach, so a webhook that referred to one would name a type
+// they never wrote. The fragments still declare each schema and header once.
+func inlineWebhooks(doc map[string]any) {
+	comps := ensureMap(doc, "components")
+	const prefix = "#/components/"
+	lookup := func(ref string) (section, name string, v any) {
+		rest, ok := strings.CutPrefix(ref, prefix)
+		if !ok {
+			return "", "", nil
+		}
+		section, name, _ = strings.Cut(rest, "/")
+		m, _ := comps[section].(map[string]any)
+		return section, name, m[name]
+	}
+	used := map[string]bool{} // "section/name" reached from webhooks
+	var inline func(v any) any
+	inline = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				if section, name, target := lookup(ref); target != nil {
+					used[section+"/"+name] = true
+					return inline(target)
+				}
+			}
+			out := make(map[string]any, len(v))
+			for k, x := range v {
+				out[k] = inline(x)
+			}
+			return out
+		case []any:
+			out := make([]any, len(v))
+			for i, x := range v {
+				out[i] = inline(x)
+			}
+			return out
+		}
+		return v
+	}
+	doc["webhooks"] = inline(doc["webhooks"])
+	// What paths reach, directly or through other components, stays.
+	kept := map[string]bool{}
+	var reach func(v any)
+	reach = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				if section, name, target := lookup(ref); target != nil && !kept[section+"/"+name] {
+					kept[section+"/"+name] = true
+					reach(target)
+				}
+			}
+			for _, x := range v {
+				reach(x)
+			}
+		case []any:
+			for _, x := range v {
+				reach(x)
+			}
+		}
+	}
+	reach(doc["paths"])
+	for key := range used {
+		if !kept[key] {
+			section, name, _ := strings.Cut(key, "/")
+			delete(comps[section].(map[string]any), name)
+		}
+	}
 }
 
 // standardResponses names the shared error responses of SPEC §2 under

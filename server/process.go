@@ -33,7 +33,7 @@ func (s *Server) backup(w http.ResponseWriter, r *request) error {
 // openapi serves the OpenAPI 3.1 document, merged from the fragments under
 // openapi/ (one per area of the API).
 func (s *Server) openapi(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	doc, err := openapiDocument(s.cfg)
+	doc, err := s.openapiDoc()
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,8 @@ type Server struct {
 	reqlog  *requestlog.Log // the last API requests per environment (SPEC §7)
 	metrics *metrics        // nil when disabled
 	gzips   sync.Pool       // *gzip.Writer, reused across responses (gzip.go)
+
+	openapiDoc func() ([]byte, error) // /openapi.json, built once (openapi.go)
 }
 
 // New returns the complybox HTTP handler.
@@ -60,6 +62,7 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 		logger = slog.Default()
 	}
 	s := &Server{store: st, disp: disp, cfg: cfg, log: logger, reqlog: requestlog.New(requestlog.Capacity)}
+	s.openapiDoc = sync.OnceValues(func() ([]byte, error) { return openapiDocument(cfg) })
 	if !cfg.NoMetrics {
 		s.metrics = newMetrics(st, disp)
 	}
