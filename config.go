@@ -1,16 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,6 +24,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/complybox/complybox/dispatch"
+	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/store"
 )
 
@@ -40,8 +45,80 @@ type Config struct {
 	Retention   RetentionConfig    `toml:"retention"`
 	Metrics     MetricsConfig      `toml:"metrics"`
 	Log         LogConfig          `toml:"log"`
+	Branding    BrandingConfig     `toml:"branding"`
 	Levels      []store.Level      `toml:"levels"`
 	Assets      []store.Asset      `toml:"assets"`
+}
+
+// BrandingConfig is the partner's look of the hosted verification pages.
+type BrandingConfig struct {
+	Name         string `toml:"name"`          // shown in the header and the consent line
+	Logo         string `toml:"logo"`          // a PNG, JPEG, SVG or WebP file, served at /sdk-assets/brand-logo
+	AccentColor  string `toml:"accent_color"`  // #rrggbb
+	SupportEmail string `toml:"support_email"` // shown in the footer
+}
+
+// brandingLogoMax is the largest logo file accepted.
+const brandingLogoMax = 256 << 10
+
+var accentColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+
+// validate checks the branding, naming the key.
+func (b BrandingConfig) validate() error {
+	if len(b.Name) > 80 {
+		return configError("branding.name", "at most 80 bytes")
+	}
+	if b.AccentColor != "" && !accentColor.MatchString(b.AccentColor) {
+		return configError("branding.accent_color", "%q is not a colour written #rrggbb", b.AccentColor)
+	}
+	if b.SupportEmail != "" {
+		if a, err := mail.ParseAddress(b.SupportEmail); err != nil || a.Address != b.SupportEmail {
+			return configError("branding.support_email", "%q is not an email address", b.SupportEmail)
+		}
+	}
+	if b.Logo != "" {
+		if _, _, err := b.logo(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// logo reads the logo file and names its content type by its bytes.
+func (b BrandingConfig) logo() ([]byte, string, error) {
+	fi, err := os.Stat(b.Logo)
+	if err != nil {
+		return nil, "", configError("branding.logo", "%v", err)
+	}
+	if fi.Size() > brandingLogoMax {
+		return nil, "", configError("branding.logo", "%s is %d bytes; at most %d", b.Logo, fi.Size(), brandingLogoMax)
+	}
+	data, err := os.ReadFile(b.Logo)
+	if err != nil {
+		return nil, "", configError("branding.logo", "%v", err)
+	}
+	ct := http.DetectContentType(data)
+	if strings.HasSuffix(strings.ToLower(b.Logo), ".svg") && bytes.Contains(data, []byte("<svg")) {
+		ct = "image/svg+xml"
+	}
+	switch ct {
+	case "image/png", "image/jpeg", "image/webp", "image/gif", "image/svg+xml":
+	default:
+		return nil, "", configError("branding.logo", "%s is %s, not a PNG, JPEG, WebP, GIF or SVG image", b.Logo, ct)
+	}
+	return data, ct, nil
+}
+
+// hostedBranding is the branding the hosted pages show.
+func (c *Config) hostedBranding() (hostedui.Branding, error) {
+	b := hostedui.Branding{Name: c.Branding.Name, Accent: strings.ToLower(c.Branding.AccentColor), SupportEmail: c.Branding.SupportEmail}
+	if c.Branding.Logo != "" {
+		var err error
+		if b.Logo, b.LogoType, err = c.Branding.logo(); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // CredentialConfig is an API credential named in the configuration.
@@ -335,6 +412,9 @@ func configError(key, format string, args ...any) error {
 
 // Validate reports the first impossible value, naming its key.
 func (c *Config) Validate() error {
+	if err := c.Branding.validate(); err != nil {
+		return err
+	}
 	if err := validListen("listen", c.Listen); err != nil {
 		return err
 	}

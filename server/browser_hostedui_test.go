@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/complybox/complybox/server/hostedui"
 )
 
 // Browser tests of the hosted verification UI (SPEC §3.8): an applicant in
@@ -279,15 +280,25 @@ func TestBrowserCompany(t *testing.T) {
 // page too, never JSON, each with the hosted UI's CSP.
 func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	t.Parallel()
-	in := start(t, servedAtPublicURL(t))
+	in := start(t, servedAtPublicURL(t), func(o *options) {
+		// A partner's branding, in dark: axe checks the accent's contrast.
+		o.branding = hostedui.Branding{Name: "Acme Bank", Logo: pngImage(t, 120, 40, 3), LogoType: "image/png",
+			Accent: "#0b6e4f", SupportEmail: "help@acme.example"}
+	})
 	in.createApplicant("de-1", "Lovelace")
 	short, _ := in.session("de-1", map[string]any{"lang": "de", "theme": "dark", "ttlSecs": 600})
 
 	tb := in.chrome(t, phone)
 	tb.open(short)
-	tb.contains("Identitätsprüfung", "Persönliche Angaben", "Schritt 1 von")
+	tb.contains("Identitätsprüfung", "Persönliche Angaben", "Schritt 1 von", "Fragen? Schreiben Sie an", "help@acme.example")
 	if c := eval[string](tb, `document.documentElement.className`); c != "theme-dark" {
 		t.Fatalf("html class %q", c)
+	}
+	if w := eval[int](tb, `document.querySelector('.brand img').naturalWidth`); w != 120 {
+		t.Errorf("the partner's logo is %d px wide, want 120", w)
+	}
+	if bg := eval[string](tb, `getComputedStyle(document.querySelector('button[type=submit]')).backgroundColor`); bg != "rgb(11, 110, 79)" {
+		t.Errorf("the main button is %s, want the partner's accent", bg)
 	}
 	tb.a11y()
 	tb.shot("hosted-de-dark-phone")

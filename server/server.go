@@ -15,6 +15,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/server/requestlog"
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
@@ -28,9 +29,10 @@ const (
 
 // Config configures the HTTP layer.
 type Config struct {
-	PublicURL string // base of hosted-UI and short links
-	Version   string // reported in the User-Agent and /openapi.json
-	NoMetrics bool   // no GET /metrics ([metrics] enabled = false)
+	PublicURL string            // base of hosted-UI and short links
+	Version   string            // reported in the User-Agent and /openapi.json
+	NoMetrics bool              // no GET /metrics ([metrics] enabled = false)
+	Branding  hostedui.Branding // the partner's look of the hosted pages ([branding])
 }
 
 // Dispatcher is what the server needs of the dispatcher.

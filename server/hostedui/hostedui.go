@@ -44,12 +44,13 @@ type UI struct {
 	log      *slog.Logger
 	pages    *template.Template
 	messages map[string]map[string]string
-	version  string // hash of the assets, for cache busting
+	version  string    // hash of the assets, for cache busting
+	brand    *Branding // never nil: the zero Branding without [branding]
 }
 
 // New parses the embedded templates. Internal errors are logged to log.
 func New(st *store.Store, log *slog.Logger) *UI {
-	ui := &UI{store: st, log: log, messages: sdkMessages()}
+	ui := &UI{store: st, log: log, messages: sdkMessages(), brand: &Branding{}}
 	ui.pages = template.Must(template.New("sdk").ParseFS(sdkFiles, "templates/*.html"))
 	h := sha256.New()
 	names, _ := fs.Glob(sdkFiles, "static/*")
@@ -98,6 +99,7 @@ func (ui *UI) write(w http.ResponseWriter, r *http.Request, name string, data an
 // sdkMessagePage is the data of the page for a link that is gone or unknown.
 type sdkMessagePage struct {
 	Lang, Theme, Version, Title, Text string
+	Brand                             *Branding
 }
 
 // fail answers a page request whose session cannot be used with the
@@ -127,7 +129,7 @@ func (ui *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
 // language and theme of the session that the path's token or short code
 // names, else the browser's language, light.
 func (ui *UI) messagePage(r *http.Request) sdkMessagePage {
-	page := sdkMessagePage{Lang: "en", Theme: "light", Version: ui.version}
+	page := sdkMessagePage{Lang: "en", Theme: "light", Version: ui.version, Brand: ui.brand}
 	if al := strings.ToLower(r.Header.Get("Accept-Language")); strings.HasPrefix(al, "de") {
 		page.Lang = "de"
 	}
@@ -153,6 +155,9 @@ func (ui *UI) messagePage(r *http.Request) sdkMessagePage {
 
 func (ui *UI) Asset(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	name := path.Clean(strings.TrimPrefix(ps.ByName("file"), "/"))
+	if ui.brandAsset(w, r, name) {
+		return
+	}
 	b, err := sdkFiles.ReadFile("static/" + name)
 	if err != nil || strings.Contains(name, "/") {
 		ui.writeError(w, r, store.Errorf(store.ENOTFOUND, "asset_not_found", "no asset %q", name))

@@ -20,6 +20,7 @@ type sdkPage struct {
 	Theme   string
 	Token   string
 	Version string
+	Brand   *Branding
 	Title   string
 	State   store.SDKState
 	Mode    string // step, waiting, verdict, closed
@@ -197,7 +198,7 @@ func (p *sdkPage) stepLabel(key string) string {
 // build lays out the page for state st: its mode, navigation and the step
 // asked for (or the first one still open).
 func (ui *UI) build(token string, st store.SDKState, requested string) *sdkPage {
-	p := &sdkPage{ui: ui, Lang: sdkLang(st.Lang), Theme: st.Theme, Token: token, Version: ui.version, State: st}
+	p := &sdkPage{ui: ui, Lang: sdkLang(st.Lang), Theme: st.Theme, Token: token, Version: ui.version, Brand: ui.brand, State: st}
 	if p.Theme != "dark" {
 		p.Theme = "light"
 	}
