@@ -108,9 +108,21 @@ func TestBrowserIndividualPhone(t *testing.T) {
 	tb.shot("hosted-personal-phone")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
 
-	tb.contains("Identity document")
+	tb.contains("Identity document", "Choose a photo or file")
 	tb.a11y()
+	// The native file control is hidden; the page's own button is in
+	// English. Choosing shows a preview and a "Retake" button.
+	if o := eval[string](tb, `getComputedStyle(document.querySelector('input[name=front]')).opacity`); o != "0" {
+		t.Errorf("the native file control shows (opacity %s)", o)
+	}
 	tb.upload("input[name=front]", tb.file("passport.png", pngImage(t, 400, 300, 1)))
+	tb.waitFor(".picked img")
+	if w := value(tb, chromedp.Evaluate[int](`new Promise(r => { const i = document.querySelector('.picked img'); i.complete ? r(i.naturalWidth) : i.onload = () => r(i.naturalWidth); })`, chromedp.EvalAwaitPromise)); w != 400 {
+		t.Errorf("the preview is %d px wide, want the chosen 400", w)
+	}
+	tb.contains("Retake")
+	tb.a11y()
+	tb.shot("hosted-document-preview-phone")
 	tb.submit("form[action$='/documents'] button[type=submit]")
 
 	tb.contains("Selfie")
@@ -299,6 +311,18 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	}
 	if bg := eval[string](tb, `getComputedStyle(document.querySelector('button[type=submit]')).backgroundColor`); bg != "rgb(11, 110, 79)" {
 		t.Errorf("the main button is %s, want the partner's accent", bg)
+	}
+	// Nationality is picked from the countries in German, ISO alpha-3
+	// underneath; the search box narrows the list.
+	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "GBR" {
+		t.Errorf("nationality select shows %q, want the partner's GBR", v)
+	}
+	if l := eval[string](tb, `document.querySelector('select[name=nationality] option[value=DEU]').textContent`); l != "Deutschland" {
+		t.Errorf("DEU reads %q in German", l)
+	}
+	tb.run(chromedp.SendKeys("input.country-search", "österr"))
+	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "AUT" {
+		t.Errorf("searching österr picks %q, want AUT", v)
 	}
 	tb.a11y()
 	tb.shot("hosted-de-dark-phone")

@@ -46,11 +46,14 @@ type UI struct {
 	messages map[string]map[string]string
 	version  string    // hash of the assets, for cache busting
 	brand    *Branding // never nil: the zero Branding without [branding]
+	// countries are the country pickers' options by language (read only).
+	countries map[string][]sdkOption
 }
 
 // New parses the embedded templates. Internal errors are logged to log.
 func New(st *store.Store, log *slog.Logger) *UI {
-	ui := &UI{store: st, log: log, messages: sdkMessages(), brand: &Branding{}}
+	ui := &UI{store: st, log: log, messages: sdkMessages(), brand: &Branding{},
+		countries: map[string][]sdkOption{"en": countryOptions("en"), "de": countryOptions("de")}}
 	ui.pages = template.Must(template.New("sdk").ParseFS(sdkFiles, "templates/*.html"))
 	h := sha256.New()
 	names, _ := fs.Glob(sdkFiles, "static/*")
