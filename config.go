@@ -26,6 +26,7 @@ import (
 	"github.com/complybox/complybox/dispatch"
 	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/imagequality"
 )
 
 // envPrefix starts every environment variable that overrides a config key.
@@ -46,6 +47,7 @@ type Config struct {
 	Metrics     MetricsConfig      `toml:"metrics"`
 	Log         LogConfig          `toml:"log"`
 	Branding    BrandingConfig     `toml:"branding"`
+	Quality     QualityConfig      `toml:"image_quality"`
 	Levels      []store.Level      `toml:"levels"`
 	Assets      []store.Asset      `toml:"assets"`
 }
@@ -119,6 +121,56 @@ func (c *Config) hostedBranding() (hostedui.Branding, error) {
 		}
 	}
 	return b, nil
+}
+
+// QualityConfig holds the thresholds of the image quality checks the
+// hosted UI runs on every uploaded photo (package imagequality): a photo
+// that fails one is accepted, and the applicant is told in words and may
+// retake it before going on. Luma is 0..255.
+type QualityConfig struct {
+	Enabled      bool `toml:"enabled"`
+	MinLongSide  int  `toml:"min_long_side"`  // pixels
+	MinShortSide int  `toml:"min_short_side"` // pixels
+	DarkMean     int  `toml:"dark_mean"`      // mean luma under it: too dark
+	BrightMean   int  `toml:"bright_mean"`    // mean luma over it: overexposed
+	GlareLevel   int  `toml:"glare_level"`    // a pixel at or over this luma is glare
+	GlarePercent int  `toml:"glare_percent"`  // more glare pixels than this percentage: glare
+	BlurVariance int  `toml:"blur_variance"`  // variance of the Laplacian under it: blurry
+}
+
+func qualityConfig(th imagequality.Thresholds) QualityConfig {
+	return QualityConfig{Enabled: true, MinLongSide: th.MinLongSide, MinShortSide: th.MinShortSide, DarkMean: int(th.DarkMean),
+		BrightMean: int(th.BrightMean), GlareLevel: int(th.GlareLevel), GlarePercent: int(th.GlareShare*100 + 0.5), BlurVariance: int(th.BlurVariance)}
+}
+
+// validate checks the thresholds, naming the key.
+func (q QualityConfig) validate() error {
+	for _, f := range []struct {
+		key    string
+		v, max int
+	}{{"min_long_side", q.MinLongSide, 20000}, {"min_short_side", q.MinShortSide, 20000}, {"dark_mean", q.DarkMean, 255},
+		{"bright_mean", q.BrightMean, 255}, {"glare_level", q.GlareLevel, 255}, {"glare_percent", q.GlarePercent, 100}, {"blur_variance", q.BlurVariance, 100000}} {
+		if f.v < 0 || f.v > f.max {
+			return configError("image_quality."+f.key, "%d is out of 0..%d", f.v, f.max)
+		}
+	}
+	if q.BrightMean != 0 && q.DarkMean >= q.BrightMean {
+		return configError("image_quality.dark_mean", "%d must be under bright_mean (%d)", q.DarkMean, q.BrightMean)
+	}
+	if q.MinShortSide > q.MinLongSide {
+		return configError("image_quality.min_short_side", "%d is more than min_long_side (%d)", q.MinShortSide, q.MinLongSide)
+	}
+	return nil
+}
+
+// thresholds are the checks the hosted UI runs; the zero Thresholds (no
+// check) when disabled.
+func (q QualityConfig) thresholds() imagequality.Thresholds {
+	if !q.Enabled {
+		return imagequality.Thresholds{}
+	}
+	return imagequality.Thresholds{MinLongSide: q.MinLongSide, MinShortSide: q.MinShortSide, DarkMean: float64(q.DarkMean),
+		BrightMean: float64(q.BrightMean), GlareLevel: float64(q.GlareLevel), GlareShare: float64(q.GlarePercent) / 100, BlurVariance: float64(q.BlurVariance)}
 }
 
 // CredentialConfig is an API credential named in the configuration.
@@ -230,6 +282,7 @@ func DefaultConfig() Config {
 		Retention: RetentionConfig{Deliveries: Duration(store.DefaultDeliveryRetention)},
 		Metrics:   MetricsConfig{Enabled: true},
 		Log:       LogConfig{Level: "info", Format: "text"},
+		Quality:   qualityConfig(imagequality.DefaultThresholds()),
 	}
 }
 
@@ -413,6 +466,9 @@ func configError(key, format string, args ...any) error {
 // Validate reports the first impossible value, naming its key.
 func (c *Config) Validate() error {
 	if err := c.Branding.validate(); err != nil {
+		return err
+	}
+	if err := c.Quality.validate(); err != nil {
 		return err
 	}
 	if err := validListen("listen", c.Listen); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/complybox/complybox/server/hostedui"
+	"github.com/complybox/complybox/store/imagequality"
 )
 
 // Browser tests of the hosted verification UI (SPEC §3.8): an applicant in
@@ -296,6 +297,7 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 		// A partner's branding, in dark: axe checks the accent's contrast.
 		o.branding = hostedui.Branding{Name: "Acme Bank", Logo: pngImage(t, 120, 40, 3), LogoType: "image/png",
 			Accent: "#0b6e4f", SupportEmail: "help@acme.example"}
+		o.quality = imagequality.DefaultThresholds()
 	})
 	in.createApplicant("de-1", "Lovelace")
 	short, _ := in.session("de-1", map[string]any{"lang": "de", "theme": "dark", "ttlSecs": 600})
@@ -333,6 +335,12 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	tb.contains("Bitte prüfen: Vorderseite", "Bitte wählen Sie ein Foto (JPEG oder PNG) oder ein PDF-Dokument.")
 	tb.lacks("must be", "front")
 	tb.a11y()
+	// A dark photo is kept with a warning in words and a way on.
+	tb.upload("input[name=front]", tb.file("dark.png", blackPNG(t, 800, 600)))
+	tb.submit("form[action$='/documents'] button[type=submit]")
+	tb.contains("Bitte prüfen Sie Ihr Foto", "Es ist zu dunkel", "Trotzdem weiter")
+	tb.a11y()
+	tb.shot("hosted-quality-de-dark")
 
 	in.advance(11 * time.Minute)
 	tb.expectError("status of 410")

@@ -12,7 +12,7 @@ import (
 // c.Page(...) a console session (and CSRF on POST), c.Open(...) nothing.
 func (s *Server) routes() {
 	r := routeTable{s}
-	ui := hostedui.New(s.store, s.log).WithBranding(s.cfg.Branding)
+	ui := hostedui.New(s.store, s.log).WithBranding(s.cfg.Branding).WithQuality(s.cfg.Quality)
 	c := console.New(s.store, s.cfg.PublicURL, s.log)
 	rp := c.RequestPages(s.reqlog)
 

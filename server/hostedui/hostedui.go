@@ -27,6 +27,7 @@ import (
 
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/imagequality"
 )
 
 //go:embed templates/*.html static/*
@@ -48,6 +49,7 @@ type UI struct {
 	brand    *Branding // never nil: the zero Branding without [branding]
 	// countries are the country pickers' options by language (read only).
 	countries map[string][]sdkOption
+	quality   imagequality.Thresholds // the zero value: no check
 }
 
 // New parses the embedded templates. Internal errors are logged to log.

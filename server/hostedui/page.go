@@ -34,7 +34,8 @@ type sdkPage struct {
 	CompanyDocs []sdkDocView
 	Ubos        []sdkUboView
 	UboForm     sdkUboForm
-	Countries   []sdkOption // the country picker's options in the page's language (shared: read only)
+	Countries   []sdkOption  // the country picker's options in the page's language (shared: read only)
+	Quality     []sdkQuality // the last upload's photo problems, in words
 	IDDocTypes  []sdkOption
 	Missing     []sdkNav
 	Retry       []sdkNav
