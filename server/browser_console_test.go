@@ -61,6 +61,13 @@ func TestBrowserConsoleDecision(t *testing.T) {
 		t.Errorf("codes broken across lines: %s", broken)
 	}
 
+	// Rotate: a quarter turn at a time.
+	tb.click("button.rotate")
+	if tr := eval[string](tb, `getComputedStyle(document.querySelector('.docs img')).transform`); tr == "none" {
+		t.Error("the rotate button did not turn the document")
+	}
+	tb.a11y()
+
 	// Zoom: the document opens at full size.
 	href := eval[string](tb, `document.querySelector('a.zoom').href`)
 	tb.submit("a.zoom")
