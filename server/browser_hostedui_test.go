@@ -105,6 +105,10 @@ func TestBrowserIndividualPhone(t *testing.T) {
 	if v := eval[string](tb, `document.querySelector("input[name=lastName]").value`); v != "Lovelace" {
 		t.Fatalf("lastName shows %q, want the partner's Lovelace", v)
 	}
+	// The partner's nationality is picked in the (locked) list.
+	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "GBR" {
+		t.Errorf("nationality select shows %q, want the partner's GBR", v)
+	}
 	tb.a11y()
 	tb.shot("hosted-personal-phone")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
@@ -299,7 +303,8 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 			Accent: "#0b6e4f", SupportEmail: "help@acme.example"}
 		o.quality = imagequality.DefaultThresholds()
 	})
-	in.createApplicant("de-1", "Lovelace")
+	// No nationality from the partner: the applicant picks it.
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "de-1", "firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1990-04-01"})
 	short, _ := in.session("de-1", map[string]any{"lang": "de", "theme": "dark", "ttlSecs": 600})
 
 	tb := in.chrome(t, phone)
@@ -316,9 +321,6 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	}
 	// Nationality is picked from the countries in German, ISO alpha-3
 	// underneath; the search box narrows the list.
-	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "GBR" {
-		t.Errorf("nationality select shows %q, want the partner's GBR", v)
-	}
 	if l := eval[string](tb, `document.querySelector('select[name=nationality] option[value=DEU]').textContent`); l != "Deutschland" {
 		t.Errorf("DEU reads %q in German", l)
 	}

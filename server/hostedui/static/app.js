@@ -150,7 +150,7 @@
   // Long lists (countries) get a search box that hides what does not
   // match, ignoring case and accents. Without script the select works.
   var fold = function (s) { return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase(); };
-  Array.prototype.forEach.call(document.querySelectorAll('select[data-search]'), function (sel) {
+  Array.prototype.forEach.call(document.querySelectorAll('select[data-search]:not([disabled])'), function (sel) {
     var q = el('input', 'country-search');
     q.type = 'search';
     q.setAttribute('aria-label', t('search'));
