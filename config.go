@@ -1,16 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,7 +24,9 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/complybox/complybox/dispatch"
+	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/imagequality"
 )
 
 // envPrefix starts every environment variable that overrides a config key.
@@ -40,8 +46,131 @@ type Config struct {
 	Retention   RetentionConfig    `toml:"retention"`
 	Metrics     MetricsConfig      `toml:"metrics"`
 	Log         LogConfig          `toml:"log"`
+	Branding    BrandingConfig     `toml:"branding"`
+	Quality     QualityConfig      `toml:"image_quality"`
 	Levels      []store.Level      `toml:"levels"`
 	Assets      []store.Asset      `toml:"assets"`
+}
+
+// BrandingConfig is the partner's look of the hosted verification pages.
+type BrandingConfig struct {
+	Name         string `toml:"name"`          // shown in the header and the consent line
+	Logo         string `toml:"logo"`          // a PNG, JPEG, SVG or WebP file, served at /sdk-assets/brand-logo
+	AccentColor  string `toml:"accent_color"`  // #rrggbb
+	SupportEmail string `toml:"support_email"` // shown in the footer
+}
+
+// brandingLogoMax is the largest logo file accepted.
+const brandingLogoMax = 256 << 10
+
+var accentColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+
+// validate checks the branding, naming the key.
+func (b BrandingConfig) validate() error {
+	if len(b.Name) > 80 {
+		return configError("branding.name", "at most 80 bytes")
+	}
+	if b.AccentColor != "" && !accentColor.MatchString(b.AccentColor) {
+		return configError("branding.accent_color", "%q is not a colour written #rrggbb", b.AccentColor)
+	}
+	if b.SupportEmail != "" {
+		if a, err := mail.ParseAddress(b.SupportEmail); err != nil || a.Address != b.SupportEmail {
+			return configError("branding.support_email", "%q is not an email address", b.SupportEmail)
+		}
+	}
+	if b.Logo != "" {
+		if _, _, err := b.logo(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// logo reads the logo file and names its content type by its bytes.
+func (b BrandingConfig) logo() ([]byte, string, error) {
+	fi, err := os.Stat(b.Logo)
+	if err != nil {
+		return nil, "", configError("branding.logo", "%v", err)
+	}
+	if fi.Size() > brandingLogoMax {
+		return nil, "", configError("branding.logo", "%s is %d bytes; at most %d", b.Logo, fi.Size(), brandingLogoMax)
+	}
+	data, err := os.ReadFile(b.Logo)
+	if err != nil {
+		return nil, "", configError("branding.logo", "%v", err)
+	}
+	ct := http.DetectContentType(data)
+	if strings.HasSuffix(strings.ToLower(b.Logo), ".svg") && bytes.Contains(data, []byte("<svg")) {
+		ct = "image/svg+xml"
+	}
+	switch ct {
+	case "image/png", "image/jpeg", "image/webp", "image/gif", "image/svg+xml":
+	default:
+		return nil, "", configError("branding.logo", "%s is %s, not a PNG, JPEG, WebP, GIF or SVG image", b.Logo, ct)
+	}
+	return data, ct, nil
+}
+
+// hostedBranding is the branding the hosted pages show.
+func (c *Config) hostedBranding() (hostedui.Branding, error) {
+	b := hostedui.Branding{Name: c.Branding.Name, Accent: strings.ToLower(c.Branding.AccentColor), SupportEmail: c.Branding.SupportEmail}
+	if c.Branding.Logo != "" {
+		var err error
+		if b.Logo, b.LogoType, err = c.Branding.logo(); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// QualityConfig holds the thresholds of the image quality checks the
+// hosted UI runs on every uploaded photo (package imagequality): a photo
+// that fails one is accepted, and the applicant is told in words and may
+// retake it before going on. Luma is 0..255.
+type QualityConfig struct {
+	Enabled      bool `toml:"enabled"`
+	MinLongSide  int  `toml:"min_long_side"`  // pixels
+	MinShortSide int  `toml:"min_short_side"` // pixels
+	DarkMean     int  `toml:"dark_mean"`      // mean luma under it: too dark
+	BrightMean   int  `toml:"bright_mean"`    // mean luma over it: overexposed
+	GlareLevel   int  `toml:"glare_level"`    // a pixel at or over this luma is glare
+	GlarePercent int  `toml:"glare_percent"`  // more glare pixels than this percentage: glare
+	BlurVariance int  `toml:"blur_variance"`  // variance of the Laplacian under it: blurry
+}
+
+func qualityConfig(th imagequality.Thresholds) QualityConfig {
+	return QualityConfig{Enabled: true, MinLongSide: th.MinLongSide, MinShortSide: th.MinShortSide, DarkMean: int(th.DarkMean),
+		BrightMean: int(th.BrightMean), GlareLevel: int(th.GlareLevel), GlarePercent: int(th.GlareShare*100 + 0.5), BlurVariance: int(th.BlurVariance)}
+}
+
+// validate checks the thresholds, naming the key.
+func (q QualityConfig) validate() error {
+	for _, f := range []struct {
+		key    string
+		v, max int
+	}{{"min_long_side", q.MinLongSide, 20000}, {"min_short_side", q.MinShortSide, 20000}, {"dark_mean", q.DarkMean, 255},
+		{"bright_mean", q.BrightMean, 255}, {"glare_level", q.GlareLevel, 255}, {"glare_percent", q.GlarePercent, 100}, {"blur_variance", q.BlurVariance, 100000}} {
+		if f.v < 0 || f.v > f.max {
+			return configError("image_quality."+f.key, "%d is out of 0..%d", f.v, f.max)
+		}
+	}
+	if q.BrightMean != 0 && q.DarkMean >= q.BrightMean {
+		return configError("image_quality.dark_mean", "%d must be under bright_mean (%d)", q.DarkMean, q.BrightMean)
+	}
+	if q.MinShortSide > q.MinLongSide {
+		return configError("image_quality.min_short_side", "%d is more than min_long_side (%d)", q.MinShortSide, q.MinLongSide)
+	}
+	return nil
+}
+
+// thresholds are the checks the hosted UI runs; the zero Thresholds (no
+// check) when disabled.
+func (q QualityConfig) thresholds() imagequality.Thresholds {
+	if !q.Enabled {
+		return imagequality.Thresholds{}
+	}
+	return imagequality.Thresholds{MinLongSide: q.MinLongSide, MinShortSide: q.MinShortSide, DarkMean: float64(q.DarkMean),
+		BrightMean: float64(q.BrightMean), GlareLevel: float64(q.GlareLevel), GlareShare: float64(q.GlarePercent) / 100, BlurVariance: float64(q.BlurVariance)}
 }
 
 // CredentialConfig is an API credential named in the configuration.
@@ -153,6 +282,7 @@ func DefaultConfig() Config {
 		Retention: RetentionConfig{Deliveries: Duration(store.DefaultDeliveryRetention)},
 		Metrics:   MetricsConfig{Enabled: true},
 		Log:       LogConfig{Level: "info", Format: "text"},
+		Quality:   qualityConfig(imagequality.DefaultThresholds()),
 	}
 }
 
@@ -335,6 +465,12 @@ func configError(key, format string, args ...any) error {
 
 // Validate reports the first impossible value, naming its key.
 func (c *Config) Validate() error {
+	if err := c.Branding.validate(); err != nil {
+		return err
+	}
+	if err := c.Quality.validate(); err != nil {
+		return err
+	}
 	if err := validListen("listen", c.Listen); err != nil {
 		return err
 	}

@@ -253,6 +253,11 @@ func TestValidate(t *testing.T) {
 		name, file, key string
 	}{
 		{"ListenNotHostPort", `listen = "8080"`, "listen"},
+		{"BrandingAccent", "[branding]\naccent_color = \"red\"", "branding.accent_color"},
+		{"BrandingAccentShort", "[branding]\naccent_color = \"#fff\"", "branding.accent_color"},
+		{"BrandingEmail", "[branding]\nsupport_email = \"help at acme\"", "branding.support_email"},
+		{"BrandingLogoMissing", "[branding]\nlogo = \"/nonexistent/logo.png\"", "branding.logo"},
+		{"BrandingLogoNotImage", "[branding]\nlogo = \"config.example.toml\"", "branding.logo"},
 		{"ListenBadPort", `listen = "127.0.0.1:99999"`, "listen"},
 		{"PublicURLRelative", `public_url = "/kyc"`, "public_url"},
 		{"PublicURLScheme", `public_url = "ftp://example.com"`, "public_url"},

@@ -21,18 +21,122 @@ func newConsoleCmd(a *app) *cobra.Command {
 		Long: "console manages the operator console served at {public_url}/console.\n" +
 			"Stop the server first: the db file is locked while it runs.",
 	})
-	cmd.AddCommand(newConsoleSetPasswordCmd(a))
+	cmd.AddCommand(newConsoleSetPasswordCmd(a), newConsoleUserCmd(a))
+	return cmd
+}
+
+// newConsoleUserCmd builds `complybox console user`: the operator accounts.
+func newConsoleUserCmd(a *app) *cobra.Command {
+	cmd := group(&cobra.Command{
+		Use:   "user",
+		Short: "Manage the console's operator accounts (add, list, remove)",
+		Long: "user manages the operators who log in to the console, each with a name,\n" +
+			"a password and a role: reviewer (decisions on applicants, delivery retries)\n" +
+			"or admin (also settings, levels, credentials and operator accounts). The\n" +
+			"single password of earlier versions is the admin named \"admin\".",
+	})
+	cmd.AddCommand(newConsoleUserAddCmd(a), newConsoleUserListCmd(a), newConsoleUserRemoveCmd(a))
+	return cmd
+}
+
+func newConsoleUserAddCmd(a *app) *cobra.Command {
+	var f configFlags
+	var file, role string
+	cmd := &cobra.Command{
+		Use:   "add NAME [--role reviewer|admin] [--password-file FILE]",
+		Short: "Add an operator account (password from stdin or a file)",
+		Long: "add creates the operator NAME (lower-case letters, digits, dots, dashes,\n" +
+			"underscores) with --role reviewer (the default) or admin. On a terminal it\n" +
+			"asks for the password twice without echoing it; otherwise the password is\n" +
+			"the first line of standard input, or of --password-file FILE. At least 8\n" +
+			"characters, at most 72 bytes; only its bcrypt hash is stored.",
+		Args: args(1, 1, "the operator's name"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if !store.ValidConsoleRole(role) {
+				return misuse(cmd, "--role must be reviewer or admin")
+			}
+			password, err := a.readPassword(cmd, file)
+			if err != nil {
+				return err
+			}
+			return a.withStore(f, false, func(st *store.Store, _ Config) error {
+				u, err := st.AddConsoleUser(argv[0], role, password, store.ConsoleCLIActor)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "Operator %s added as %s.\n", u.Name, u.Role)
+				return nil
+			})
+		},
+	}
+	addConfigFlags(cmd, &f)
+	cmd.Flags().StringVar(&role, "role", store.ConsoleReviewer, "the operator's role: `reviewer` or admin")
+	cmd.Flags().StringVar(&file, "password-file", "", "read the password from the first line of `FILE` instead of stdin")
+	return cmd
+}
+
+func newConsoleUserListCmd(a *app) *cobra.Command {
+	var f configFlags
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the operator accounts",
+		Args:  args(0, 0, ""),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(f, false, func(st *store.Store, _ Config) error {
+				users, err := st.ConsoleUsers()
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if len(users) == 0 {
+					fmt.Fprintln(out, "No operator yet: `complybox console set-password` creates the admin.")
+					return nil
+				}
+				fmt.Fprintf(out, "%-24s %-9s %s\n", "NAME", "ROLE", "CREATED")
+				for _, u := range users {
+					created := "-"
+					if !u.CreatedAt.IsZero() {
+						created = u.CreatedAt.String()
+					}
+					fmt.Fprintf(out, "%-24s %-9s %s\n", u.Name, u.Role, created)
+				}
+				return nil
+			})
+		},
+	}
+	addConfigFlags(cmd, &f)
+	return cmd
+}
+
+func newConsoleUserRemoveCmd(a *app) *cobra.Command {
+	var f configFlags
+	cmd := &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Remove an operator account and end its sessions (never the last admin)",
+		Args:  args(1, 1, "the operator's name"),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			return a.withStore(f, false, func(st *store.Store, _ Config) error {
+				if err := st.RemoveConsoleUser(argv[0], store.ConsoleCLIActor); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "Operator %s removed.\n", argv[0])
+				return nil
+			})
+		},
+	}
+	addConfigFlags(cmd, &f)
 	return cmd
 }
 
 func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 	var f configFlags
-	var file, flagPassword string
+	var file, flagPassword, user string
 	cmd := &cobra.Command{
-		Use:   "set-password [PASSWORD] [--password-file FILE]",
-		Short: "Set the console's operator password (from stdin, a file, or the command line)",
-		Long: "set-password sets the operator password of the console, stored only as a\n" +
-			"bcrypt hash, and ends every console session. On a terminal it asks for the\n" +
+		Use:   "set-password [PASSWORD] [--user NAME] [--password-file FILE]",
+		Short: "Set a console operator's password (from stdin, a file, or the command line)",
+		Long: "set-password sets the password of the operator --user (default \"admin\",\n" +
+			"the first admin, created with the admin role when missing), stored only\n" +
+			"as a bcrypt hash, and ends that operator's sessions. On a terminal it asks for the\n" +
 			"password twice without echoing it; otherwise the password is the first line\n" +
 			"of standard input, or of --password-file FILE. Scripts may also pass it as\n" +
 			"the argument or --password, which other users of the machine can see in the\n" +
@@ -60,16 +164,22 @@ func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 				return err
 			}
 			return a.withStore(f, false, func(st *store.Store, _ Config) error {
-				if err := st.SetConsolePassword(password); err != nil {
+				if user == store.ConsoleFirstAdmin {
+					err = st.SetConsolePassword(password)
+				} else {
+					err = st.SetConsoleUserPassword(user, password, store.ConsoleCLIActor)
+				}
+				if err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), "Console password set; every console session was ended.")
+				fmt.Fprintf(cmd.OutOrStdout(), "Console password set for %s; that operator's console sessions were ended.\n", user)
 				return nil
 			})
 		},
 	}
 	addConfigFlags(cmd, &f)
 	cmd.Flags().StringVar(&file, "password-file", "", "read the password from the first line of `FILE` instead of stdin")
+	cmd.Flags().StringVar(&user, "user", store.ConsoleFirstAdmin, "the operator whose password to set (`NAME`)")
 	cmd.Flags().StringVar(&flagPassword, "password", "", "the password itself (visible in the process list; prefer stdin)")
 	return cmd
 }

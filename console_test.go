@@ -20,7 +20,7 @@ func consoleLogin(t *testing.T, db, password string) error {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	_, err = st.ConsoleLogin(password, "127.0.0.1")
+	_, err = st.ConsoleLogin(store.ConsoleFirstAdmin, password, "127.0.0.1")
 	return err
 }
 
@@ -107,4 +107,78 @@ func TestConsoleSetPassword(t *testing.T) {
 			t.Fatalf("two passwords: %s (exit %d)", r.stderr, r.code)
 		}
 	})
+}
+
+// TestConsoleUser: `console user add|list|remove` manage named operators
+// through the command line; the password comes as set-password's does.
+func TestConsoleUser(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "complybox.db")
+	login := func(name, password string) (store.ConsoleSession, error) {
+		t.Helper()
+		st, err := store.Open(db, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		return st.ConsoleLogin(name, password, "127.0.0.1")
+	}
+
+	mustRun(t, "console", "set-password", "--db", db, "--password", "first admin pw")
+	r := runWith(t, "reviewer password\nnot read\n", nil, "console", "user", "add", "rita", "--db", db)
+	if r.code != 0 || !strings.Contains(r.stdout, "Operator rita added as reviewer") {
+		t.Fatalf("user add: %s", r.err())
+	}
+	file := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(file, []byte("second admin pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "console", "user", "add", "bea", "--role", "admin", "--password-file", file, "--db", db)
+
+	out := mustRun(t, "console", "user", "list", "--db", db)
+	for _, want := range []string{"NAME", "admin", "bea", "rita", "reviewer"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("user list lacks %q:\n%s", want, out)
+		}
+	}
+	if sess, err := login("rita", "reviewer password"); err != nil || sess.Role != store.ConsoleReviewer {
+		t.Fatalf("rita logs in: %+v %v", sess, err)
+	}
+	if sess, err := login("bea", "second admin pw"); err != nil || sess.Role != store.ConsoleAdmin {
+		t.Fatalf("bea logs in: %+v %v", sess, err)
+	}
+
+	t.Run("ErrRole", func(t *testing.T) {
+		r := runWith(t, "long enough pw\n", nil, "console", "user", "add", "otto", "--role", "owner", "--db", db)
+		if r.code != 2 || !strings.Contains(r.stderr, "reviewer or admin") {
+			t.Fatalf("bad role: %s (exit %d)", r.stderr, r.code)
+		}
+	})
+	t.Run("ErrExists", func(t *testing.T) {
+		r := runWith(t, "long enough pw\n", nil, "console", "user", "add", "rita", "--db", db)
+		if r.code == 0 || !strings.Contains(r.stderr, "exists") {
+			t.Fatalf("second rita: %s (exit %d)", r.stderr, r.code)
+		}
+	})
+	t.Run("ErrName", func(t *testing.T) {
+		r := runWith(t, "long enough pw\n", nil, "console", "user", "add", "Not A Name", "--db", db)
+		if r.code == 0 || !strings.Contains(r.stderr, "name") {
+			t.Fatalf("bad name: %s (exit %d)", r.stderr, r.code)
+		}
+	})
+
+	mustRun(t, "console", "user", "remove", "rita", "--db", db)
+	if _, err := login("rita", "reviewer password"); store.ErrorCode(err) != store.EUNAUTHORIZED {
+		t.Fatalf("removed rita logs in: %v", err)
+	}
+	mustRun(t, "console", "user", "remove", "admin", "--db", db)
+	r = runCmd(t, "console", "user", "remove", "bea", "--db", db)
+	if r.code == 0 || !strings.Contains(r.stderr, "last admin") {
+		t.Fatalf("remove the last admin: %s (exit %d)", r.stderr, r.code)
+	}
+	// set-password --user changes another operator's password.
+	mustRun(t, "console", "set-password", "--user", "bea", "--db", db, "--password", "changed password")
+	if _, err := login("bea", "changed password"); err != nil {
+		t.Fatalf("bea after set-password --user: %v", err)
+	}
 }

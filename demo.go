@@ -159,7 +159,7 @@ func runDemoParts(ctx context.Context, out, stderr io.Writer, keep bool, parts .
 	d.printf("Still serving (--keep) until Ctrl-C; the db is deleted then.\n")
 	d.printf("  API      %s  X-Api-Key: %s\n", d.base, key)
 	d.printf("           X-Api-Secret: %s\n", secret)
-	d.printf("  console  %s/console  password: %s\n", d.base, consolePassword)
+	d.printf("  console  %s/console  name: admin  password: %s\n", d.base, consolePassword)
 	select {
 	case <-ctx.Done():
 		return nil

@@ -221,7 +221,7 @@ func TestDemoKeep(t *testing.T) {
 	go func() { done <- runDemoParts(ctx, out, &bytes.Buffer{}, true, demoIndividual) }()
 	out.waitFor(t, "console  ")
 	checkDemoOutput(t, out.String(), []string{"KYC callback"}, append(append([]string{}, individualStory()...),
-		"Every step held.", "Still serving (--keep) until Ctrl-C", "X-Api-Key: demo_key", "X-Api-Secret: ", "/console  password: ")...)
+		"Every step held.", "Still serving (--keep) until Ctrl-C", "X-Api-Key: demo_key", "X-Api-Secret: ", "/console  name: admin  password: ")...)
 	m := regexp.MustCompile(`API +(http://\S+) +X-Api-Key: (\S+)\n +X-Api-Secret: (\S+)\n`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no API address and credential printed:\n%s", out.String())

@@ -100,8 +100,13 @@ func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logg
 		<-dispDone
 	}()
 
+	brand, err := cfg.hostedBranding()
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler:           server.New(st, disp, server.Config{PublicURL: publicURL, Version: ver.version, NoMetrics: !cfg.Metrics.Enabled}, logger),
+		Handler: server.New(st, disp, server.Config{PublicURL: publicURL, Version: ver.version, NoMetrics: !cfg.Metrics.Enabled,
+			Branding: brand, Quality: cfg.Quality.thresholds()}, logger),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute, // 25 MiB uploads on a slow link
 		IdleTimeout:       2 * time.Minute,

@@ -3,11 +3,14 @@ package server_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/complybox/complybox/store"
 )
 
 // Browser tests of the console (SPEC §3.9): an operator on a laptop.
 
-// TestBrowserConsoleDecision: log in, find the applicant the sandbox
+// TestBrowserConsoleDecision: log in as a reviewer (no admin pages in
+// the navigation, 403 on settings), find the applicant the sandbox
 // reviewer held for an operator (MANUAL), zoom a document, reject with a
 // label (refused first without one), see the verdict and the
 // applicantReviewed webhook among the deliveries. A form posted without
@@ -22,14 +25,21 @@ func TestBrowserConsoleDecision(t *testing.T) {
 	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := in.Store.AddConsoleUser("rita", store.ConsoleReviewer, consolePassword, store.ConsoleCLIActor); err != nil {
+		t.Fatal(err)
+	}
 
 	tb := in.chrome(t, desktop)
 	tb.open("/console")
 	tb.contains("Log in")
 	tb.a11y()
+	tb.fill("input[name=name]", "rita")
 	tb.fill("input[name=password]", consolePassword)
 	tb.submit("form[action='/console/login'] button[type=submit]")
-	tb.contains("Overview")
+	tb.contains("Overview", "rita")
+	if eval[bool](tb, `!!document.querySelector('nav a[href="/console/settings"], nav a[href="/console/operators"]')`) {
+		t.Error("a reviewer's navigation links admin pages")
+	}
 
 	tb.open("/console/applicants?reviewStatus=awaitingOperatorReview")
 	tb.contains("held-1")
@@ -50,6 +60,13 @@ func TestBrowserConsoleDecision(t *testing.T) {
 	if broken := eval[string](tb, `Array.from(document.querySelectorAll('td .badge, td code, td time')).filter(e => e.getClientRects().length > 1).map(e => e.textContent).join(', ')`); broken != "" {
 		t.Errorf("codes broken across lines: %s", broken)
 	}
+
+	// Rotate: a quarter turn at a time.
+	tb.click("button.rotate")
+	if tr := eval[string](tb, `getComputedStyle(document.querySelector('.docs img')).transform`); tr == "none" {
+		t.Error("the rotate button did not turn the document")
+	}
+	tb.a11y()
 
 	// Zoom: the document opens at full size.
 	href := eval[string](tb, `document.querySelector('a.zoom').href`)
@@ -83,19 +100,25 @@ func TestBrowserConsoleDecision(t *testing.T) {
 	tb.a11y()
 	tb.shot("console-deliveries-desktop")
 
-	// A form without its CSRF token: refused.
-	tb.open("/console/settings")
-	tb.run(chromedpRemove("form[action='/console/settings/callback'] input[name=csrf]"))
+	// A reviewer does not reach the settings.
 	tb.expectError("status of 403")
-	tb.submit("form[action='/console/settings/callback'] button[type=submit]")
+	tb.open("/console/settings")
+	tb.contains("for admins")
+
+	// A form without its CSRF token: refused.
+	tb.open("/console/deliveries")
+	tb.run(chromedpRemove("form[action='/console/env'] input[name=csrf]"))
+	tb.expectError("status of 403")
+	tb.submit("form[action='/console/env'] button[type=submit]")
 	tb.contains("security token")
 
 	// At 390 px the console still fits: nothing scrolls the page sideways.
 	ph := in.chrome(t, phone)
 	ph.open("/console")
+	ph.fill("input[name=name]", "admin")
 	ph.fill("input[name=password]", consolePassword)
 	ph.submit("form[action='/console/login'] button[type=submit]")
-	for _, p := range []string{"/console/applicants", "/console/applicants/held-1", "/console/deliveries"} {
+	for _, p := range []string{"/console/applicants", "/console/applicants/held-1", "/console/deliveries", "/console/operators"} {
 		ph.open(p)
 		if w := eval[int](ph, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("%s is %d px wide at a 390 px viewport; widest: %s", p, w, eval[string](ph, `Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > 391 && !e.closest('.scroll')).slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('; ')`))

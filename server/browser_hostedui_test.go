@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/complybox/complybox/server/hostedui"
+	"github.com/complybox/complybox/store/imagequality"
 )
 
 // Browser tests of the hosted verification UI (SPEC §3.8): an applicant in
@@ -103,13 +105,29 @@ func TestBrowserIndividualPhone(t *testing.T) {
 	if v := eval[string](tb, `document.querySelector("input[name=lastName]").value`); v != "Lovelace" {
 		t.Fatalf("lastName shows %q, want the partner's Lovelace", v)
 	}
+	// The partner's nationality is picked in the (locked) list.
+	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "GBR" {
+		t.Errorf("nationality select shows %q, want the partner's GBR", v)
+	}
 	tb.a11y()
 	tb.shot("hosted-personal-phone")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
 
-	tb.contains("Identity document")
+	tb.contains("Identity document", "Choose a photo or file")
 	tb.a11y()
+	// The native file control is hidden; the page's own button is in
+	// English. Choosing shows a preview and a "Retake" button.
+	if o := eval[string](tb, `getComputedStyle(document.querySelector('input[name=front]')).opacity`); o != "0" {
+		t.Errorf("the native file control shows (opacity %s)", o)
+	}
 	tb.upload("input[name=front]", tb.file("passport.png", pngImage(t, 400, 300, 1)))
+	tb.waitFor(".picked img")
+	if w := value(tb, chromedp.Evaluate[int](`new Promise(r => { const i = document.querySelector('.picked img'); i.complete ? r(i.naturalWidth) : i.onload = () => r(i.naturalWidth); })`, chromedp.EvalAwaitPromise)); w != 400 {
+		t.Errorf("the preview is %d px wide, want the chosen 400", w)
+	}
+	tb.contains("Retake")
+	tb.a11y()
+	tb.shot("hosted-document-preview-phone")
 	tb.submit("form[action$='/documents'] button[type=submit]")
 
 	tb.contains("Selfie")
@@ -279,15 +297,36 @@ func TestBrowserCompany(t *testing.T) {
 // page too, never JSON, each with the hosted UI's CSP.
 func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	t.Parallel()
-	in := start(t, servedAtPublicURL(t))
-	in.createApplicant("de-1", "Lovelace")
+	in := start(t, servedAtPublicURL(t), func(o *options) {
+		// A partner's branding, in dark: axe checks the accent's contrast.
+		o.branding = hostedui.Branding{Name: "Acme Bank", Logo: pngImage(t, 120, 40, 3), LogoType: "image/png",
+			Accent: "#0b6e4f", SupportEmail: "help@acme.example"}
+		o.quality = imagequality.DefaultThresholds()
+	})
+	// No nationality from the partner: the applicant picks it.
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "de-1", "firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1990-04-01"})
 	short, _ := in.session("de-1", map[string]any{"lang": "de", "theme": "dark", "ttlSecs": 600})
 
 	tb := in.chrome(t, phone)
 	tb.open(short)
-	tb.contains("Identitätsprüfung", "Persönliche Angaben", "Schritt 1 von")
+	tb.contains("Identitätsprüfung", "Persönliche Angaben", "Schritt 1 von", "Fragen? Schreiben Sie an", "help@acme.example")
 	if c := eval[string](tb, `document.documentElement.className`); c != "theme-dark" {
 		t.Fatalf("html class %q", c)
+	}
+	if w := eval[int](tb, `document.querySelector('.brand img').naturalWidth`); w != 120 {
+		t.Errorf("the partner's logo is %d px wide, want 120", w)
+	}
+	if bg := eval[string](tb, `getComputedStyle(document.querySelector('button[type=submit]')).backgroundColor`); bg != "rgb(11, 110, 79)" {
+		t.Errorf("the main button is %s, want the partner's accent", bg)
+	}
+	// Nationality is picked from the countries in German, ISO alpha-3
+	// underneath; the search box narrows the list.
+	if l := eval[string](tb, `document.querySelector('select[name=nationality] option[value=DEU]').textContent`); l != "Deutschland" {
+		t.Errorf("DEU reads %q in German", l)
+	}
+	tb.run(chromedp.SendKeys("input.country-search", "österr"))
+	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "AUT" {
+		t.Errorf("searching österr picks %q, want AUT", v)
 	}
 	tb.a11y()
 	tb.shot("hosted-de-dark-phone")
@@ -298,6 +337,12 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	tb.contains("Bitte prüfen: Vorderseite", "Bitte wählen Sie ein Foto (JPEG oder PNG) oder ein PDF-Dokument.")
 	tb.lacks("must be", "front")
 	tb.a11y()
+	// A dark photo is kept with a warning in words and a way on.
+	tb.upload("input[name=front]", tb.file("dark.png", blackPNG(t, 800, 600)))
+	tb.submit("form[action$='/documents'] button[type=submit]")
+	tb.contains("Bitte prüfen Sie Ihr Foto", "Es ist zu dunkel", "Trotzdem weiter")
+	tb.a11y()
+	tb.shot("hosted-quality-de-dark")
 
 	in.advance(11 * time.Minute)
 	tb.expectError("status of 410")

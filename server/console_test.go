@@ -43,7 +43,7 @@ func TestConsoleLogin(t *testing.T) {
 
 	// Before a password is set the console says how to set one.
 	b.page("/console", "complybox console set-password")
-	r := b.submit("/console/login", url.Values{"password": {"anything at all"}})
+	r := b.submit("/console/login", url.Values{"name": {"admin"}, "password": {"anything at all"}})
 	expectStatus(t, "login without a password set", r, http.StatusConflict)
 
 	if err := in.Store.SetConsolePassword("short"); store.ErrorCode(err) != store.EINVALID {
@@ -52,13 +52,13 @@ func TestConsoleLogin(t *testing.T) {
 	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
 		t.Fatal(err)
 	}
-	page := b.page("/console/login", "Operator password")
+	page := b.page("/console/login", "autocomplete=\"username\"", "Password")
 	if strings.Contains(page, "set-password") {
 		t.Fatal("the login page still says no password is set")
 	}
 
 	// Wrong password: an error page and an internal event.
-	r = b.submit("/console/login", url.Values{"password": {"wrong password"}})
+	r = b.submit("/console/login", url.Values{"name": {"admin"}, "password": {"wrong password"}})
 	expectStatus(t, "wrong password", r, http.StatusUnauthorized)
 	if !bytes.Contains(r.Body, []byte("not correct")) {
 		t.Fatalf("wrong password page: %s", r.Body)
@@ -68,11 +68,11 @@ func TestConsoleLogin(t *testing.T) {
 	}
 
 	// The login form has a CSRF token too.
-	r = b.post("/console/login", url.Values{"password": {consolePassword}})
+	r = b.post("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}})
 	expectStatus(t, "login without its token", r, http.StatusForbidden)
 
 	// Right password: a strict, HttpOnly session cookie.
-	r = b.submit("/console/login", url.Values{"password": {consolePassword}})
+	r = b.submit("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}})
 	expectStatus(t, "login", r, http.StatusSeeOther)
 	var session *http.Cookie
 	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
@@ -169,16 +169,16 @@ func TestConsoleLoginRateLimit(t *testing.T) {
 	b := in.browser()
 	b.page("/console/login")
 	for i := range store.ConsoleLoginLimit {
-		expectStatus(t, "wrong password "+string(rune('1'+i)), b.submit("/console/login", url.Values{"password": {"guess guess"}}), http.StatusUnauthorized)
+		expectStatus(t, "wrong password "+string(rune('1'+i)), b.submit("/console/login", url.Values{"name": {"admin"}, "password": {"guess guess"}}), http.StatusUnauthorized)
 	}
 	in.advance(10 * time.Second)
-	r := b.submit("/console/login", url.Values{"password": {consolePassword}})
+	r := b.submit("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}})
 	expectStatus(t, "login past the limit", r, http.StatusTooManyRequests)
 	if r.Header.Get("Retry-After") != "50" {
 		t.Fatalf("Retry-After %q, want 50", r.Header.Get("Retry-After"))
 	}
 	in.advance(50 * time.Second)
-	expectStatus(t, "login after the window", b.submit("/console/login", url.Values{"password": {consolePassword}}), http.StatusSeeOther)
+	expectStatus(t, "login after the window", b.submit("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}}), http.StatusSeeOther)
 
 	// Only failed attempts count, and a login clears them: an operator (or
 	// a script) logging in often within the window is never held back.
@@ -186,9 +186,9 @@ func TestConsoleLoginRateLimit(t *testing.T) {
 		other := in.browser()
 		other.page("/console/login")
 		if i == 0 || i == store.ConsoleLoginLimit {
-			expectStatus(t, "a wrong password between logins", other.submit("/console/login", url.Values{"password": {"guess guess"}}), http.StatusUnauthorized)
+			expectStatus(t, "a wrong password between logins", other.submit("/console/login", url.Values{"name": {"admin"}, "password": {"guess guess"}}), http.StatusUnauthorized)
 		}
-		expectStatus(t, "login "+strconv.Itoa(i+1)+" within a minute", other.submit("/console/login", url.Values{"password": {consolePassword}}), http.StatusSeeOther)
+		expectStatus(t, "login "+strconv.Itoa(i+1)+" within a minute", other.submit("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}}), http.StatusSeeOther)
 	}
 }
 
@@ -700,7 +700,7 @@ func TestConsoleMultipartForms(t *testing.T) {
 	}
 	b := in.browser()
 	b.page("/console/login")
-	expectStatus(t, "multipart login", b.postMultipart("/console/login", map[string]string{"password": consolePassword, "csrf": b.csrf}), http.StatusSeeOther)
+	expectStatus(t, "multipart login", b.postMultipart("/console/login", map[string]string{"name": "admin", "password": consolePassword, "csrf": b.csrf}), http.StatusSeeOther)
 	b.page("/console/credentials")
 	expectStatus(t, "multipart form without its token", b.postMultipart("/console/credentials", map[string]string{"environment": "sandbox"}), http.StatusForbidden)
 	r := b.postMultipart("/console/credentials", map[string]string{"environment": "sandbox", "name": "multi", "csrf": b.csrf})

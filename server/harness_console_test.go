@@ -111,12 +111,19 @@ func expectStatus(t testing.TB, what string, r *response, want int) {
 	}
 }
 
-// login logs in with password and fails unless it succeeds.
+// login logs in as the first admin with password and fails unless it
+// succeeds.
 func (b *browser) login(password string) {
 	b.t.Helper()
+	b.loginAs("admin", password)
+}
+
+// loginAs logs in as the operator name and fails unless it succeeds.
+func (b *browser) loginAs(name, password string) {
+	b.t.Helper()
 	b.page("/console/login")
-	r := b.submit("/console/login", url.Values{"password": {password}})
-	expectStatus(b.t, "login", r, http.StatusSeeOther)
+	r := b.submit("/console/login", url.Values{"name": {name}, "password": {password}})
+	expectStatus(b.t, "login as "+name, r, http.StatusSeeOther)
 }
 
 // operator sets the console password and returns a logged-in browser.

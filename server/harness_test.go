@@ -19,6 +19,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/complybox/complybox/server"
+	"github.com/complybox/complybox/server/hostedui"
+	"github.com/complybox/complybox/store/imagequality"
 
 	"github.com/complybox/complybox/dispatch"
 	"github.com/complybox/complybox/store"
@@ -49,6 +51,8 @@ type options struct {
 	dispatch dispatch.Config
 	clock    *store.ManualClock
 	listener net.Listener // serve on it (its address in PublicURL) instead of a fresh port
+	branding hostedui.Branding
+	quality  imagequality.Thresholds // zero: no photo checks (the test images are small)
 }
 
 // start starts an instance and stops it in cleanup. mods edit the options.
@@ -308,7 +312,7 @@ func boot(t testing.TB, mods ...func(*bootOptions)) *node {
 			}
 		}
 	}
-	var h http.Handler = server.New(st, d, server.Config{PublicURL: o.settings.PublicURL, Version: "test"}, logger)
+	var h http.Handler = server.New(st, d, server.Config{PublicURL: o.settings.PublicURL, Version: "test", Branding: o.branding, Quality: o.quality}, logger)
 	if *contractFlag || o.strictRequests {
 		h = contractCheck(t, h, o.strictRequests)
 	}

@@ -12,7 +12,7 @@ import (
 // c.Page(...) a console session (and CSRF on POST), c.Open(...) nothing.
 func (s *Server) routes() {
 	r := routeTable{s}
-	ui := hostedui.New(s.store, s.log)
+	ui := hostedui.New(s.store, s.log).WithBranding(s.cfg.Branding).WithQuality(s.cfg.Quality)
 	c := console.New(s.store, s.cfg.PublicURL, s.log)
 	rp := c.RequestPages(s.reqlog)
 
@@ -122,7 +122,8 @@ func (s *Server) routes() {
 	r.POST("/api/v1/sdk/submit", ui.API(ui.Submit))
 
 	// Console (SPEC §3.9, package console): operator pages; sessions by
-	// cookie, CSRF on POST.
+	// cookie, CSRF on POST; c.Admin(...) also the admin role (a reviewer
+	// gets 403).
 	r.GET("/console", c.Open(c.Home))
 	r.GET("/console/", c.Open(c.ToHome))
 	r.GET("/console/login", c.Open(c.LoginPage))
@@ -138,18 +139,22 @@ func (s *Server) routes() {
 	r.GET("/console/deliveries/:id", c.Page(c.Delivery))
 	r.POST("/console/deliveries/:id/retry", c.Page(c.RetryDelivery))
 	r.POST("/console/retry-deliveries", c.Page(c.RetryDeliveries))
-	r.GET("/console/settings", c.Page(c.Settings))
-	r.POST("/console/settings/webhook", c.Page(c.SetWebhook))
-	r.POST("/console/settings/webhook/rotate", c.Page(c.RotateWebhook))
-	r.POST("/console/settings/callback", c.Page(c.SetCallback))
-	r.POST("/console/settings/callback/rotate", c.Page(c.RotateCallback))
-	r.GET("/console/levels", c.Page(c.Levels))
-	r.POST("/console/levels", c.Page(c.CreateLevel))
-	r.GET("/console/levels/:name", c.Page(c.Level))
-	r.POST("/console/levels/:name", c.Page(c.EditLevel))
-	r.GET("/console/credentials", c.Page(c.Credentials))
-	r.POST("/console/credentials", c.Page(c.CreateCredential))
-	r.POST("/console/credentials/:key/revoke", c.Page(c.RevokeCredential))
+	r.GET("/console/settings", c.Admin(c.Settings))
+	r.POST("/console/settings/webhook", c.Admin(c.SetWebhook))
+	r.POST("/console/settings/webhook/rotate", c.Admin(c.RotateWebhook))
+	r.POST("/console/settings/callback", c.Admin(c.SetCallback))
+	r.POST("/console/settings/callback/rotate", c.Admin(c.RotateCallback))
+	r.GET("/console/levels", c.Admin(c.Levels))
+	r.POST("/console/levels", c.Admin(c.CreateLevel))
+	r.GET("/console/levels/:name", c.Admin(c.Level))
+	r.POST("/console/levels/:name", c.Admin(c.EditLevel))
+	r.GET("/console/credentials", c.Admin(c.Credentials))
+	r.POST("/console/credentials", c.Admin(c.CreateCredential))
+	r.POST("/console/credentials/:key/revoke", c.Admin(c.RevokeCredential))
+	r.GET("/console/operators", c.Admin(c.Operators))
+	r.POST("/console/operators", c.Admin(c.AddOperator))
+	r.POST("/console/operators/:name/role", c.Admin(c.SetOperatorRole))
+	r.POST("/console/operators/:name/remove", c.Admin(c.RemoveOperator))
 	r.GET("/console/vaults", c.Page(c.Vaults))
 	r.GET("/console/vaults/:id", c.Page(c.Vault))
 	r.GET("/console/wallets/:id", c.Page(c.Wallet))

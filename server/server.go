@@ -16,9 +16,11 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/server/requestlog"
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/imagequality"
 )
 
 // Body limits.
@@ -29,9 +31,11 @@ const (
 
 // Config configures the HTTP layer.
 type Config struct {
-	PublicURL string // base of hosted-UI and short links
-	Version   string // reported in the User-Agent and /openapi.json
-	NoMetrics bool   // no GET /metrics ([metrics] enabled = false)
+	PublicURL string                  // base of hosted-UI and short links
+	Version   string                  // reported in the User-Agent and /openapi.json
+	NoMetrics bool                    // no GET /metrics ([metrics] enabled = false)
+	Branding  hostedui.Branding       // the partner's look of the hosted pages ([branding])
+	Quality   imagequality.Thresholds // photo checks at upload ([image_quality]); zero: none
 }
 
 // Dispatcher is what the server needs of the dispatcher.

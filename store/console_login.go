@@ -12,11 +12,13 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// The operator console (SPEC 3.9): one operator password, kept as a bcrypt
-// hash, server-side sessions and a sliding window of login attempts per
+// The operator console (SPEC 3.9): named operator accounts (see
+// console_users.go), each password kept as a bcrypt hash, server-side
+// sessions and a sliding window of login attempts per
 // client address. They live in the meta bucket's nested "console" bucket:
 //
-//	password           -> bcrypt hash
+//	password           -> bcrypt hash of earlier versions (migrated to user:admin)
+//	user:<name>        -> an operator account
 //	session:<sha256>   -> ConsoleSession (keyed by the hash of the cookie value)
 //	attempts:<client>  -> login attempt times within the window
 //
@@ -46,6 +48,8 @@ const (
 // it is only known to the caller of ConsoleLogin; the db keeps its hash.
 type ConsoleSession struct {
 	ID        string `json:"-"`
+	Operator  string `json:"operator"` // the account's name
+	Role      string `json:"role"`     // the account's role now (read from the account)
 	CSRF      string `json:"csrf"`
 	Env       Env    `json:"env"` // the environment the console shows
 	Client    string `json:"client"`
@@ -81,66 +85,42 @@ func (t *txn) consoleEvent(envs []Env, eventType string, details map[string]any)
 	return nil
 }
 
-// SetConsolePassword sets the operator password of the console, stored as
-// a bcrypt hash, and ends every console session. Returns EINVALID for a
-// password shorter than 8 characters or longer than 72 bytes.
-func (s *Store) SetConsolePassword(password string) error {
-	if len([]rune(password)) < ConsolePasswordMin {
-		return Invalid("password", "the console password must have at least %d characters", ConsolePasswordMin)
-	}
-	if len(password) > ConsolePasswordMax {
-		return Invalid("password", "the console password must be at most %d bytes", ConsolePasswordMax)
-	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.pwCost)
-	if err != nil {
-		return err
-	}
-	return s.update(func(t *txn) error {
-		b, err := t.consoleWrite()
-		if err != nil {
-			return err
-		}
-		var sessions [][]byte
-		c := b.Cursor()
-		for k, _ := c.Seek([]byte(consoleSessionPrefix)); k != nil && bytes.HasPrefix(k, []byte(consoleSessionPrefix)); k, _ = c.Next() {
-			sessions = append(sessions, append([]byte(nil), k...))
-		}
-		for _, k := range sessions {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		if err := b.Put([]byte(consoleKeyPassword), hash); err != nil {
-			return err
-		}
-		return t.consoleEvent(Envs(), "console.password_set", map[string]any{"sessionsEnded": len(sessions)})
-	})
-}
-
-// ConsolePasswordSet reports whether an operator password exists.
+// ConsolePasswordSet reports whether an operator can log in: an account
+// exists (or the single password of earlier versions, not yet migrated).
 func (s *Store) ConsolePasswordSet() (bool, error) {
 	var set bool
 	err := s.view(func(t *txn) error {
 		b := t.consoleRead()
-		set = b != nil && b.Get([]byte(consoleKeyPassword)) != nil
+		if b == nil {
+			return nil
+		}
+		k, _ := b.Cursor().Seek([]byte(consoleUserPrefix))
+		set = b.Get([]byte(consoleKeyPassword)) != nil || k != nil && bytes.HasPrefix(k, []byte(consoleUserPrefix))
 		return nil
 	})
 	return set, err
 }
 
-// ConsoleLogin checks the operator password for a login from client (the
-// client's address) and opens a session in the sandbox environment. Every
+// IsAdmin reports whether the session's operator has the admin role.
+func (cs ConsoleSession) IsAdmin() bool { return cs.Role == ConsoleAdmin }
+
+// ConsoleLogin checks the password of the operator name for a login from
+// client (the client's address) and opens a session in the sandbox
+// environment. An unknown name is a wrong password (a hash is compared all
+// the same, so the answer's time does not tell names apart). Every
 // attempt counts towards ConsoleLoginLimit per ConsoleLoginWindow per
 // client until a login succeeds, which clears the client's count; each
 // login and failed login is an internal history event.
 // Returns ERATELIMIT with RetryAfter past the limit, ECONFLICT
-// console_password_not_set before a password is set, and EUNAUTHORIZED
-// for a wrong password.
-func (s *Store) ConsoleLogin(password, client string) (ConsoleSession, error) {
+// console_password_not_set before any account exists, and EUNAUTHORIZED
+// for a wrong name or password.
+func (s *Store) ConsoleLogin(name, password, client string) (ConsoleSession, error) {
 	var hash []byte
+	var anyAccount bool
+	var role string
 	err := s.update(func(t *txn) error {
-		hash = nil
-		b, err := t.consoleWrite()
+		hash, anyAccount = nil, false
+		b, err := t.consoleUsersWrite()
 		if err != nil {
 			return err
 		}
@@ -173,22 +153,33 @@ func (s *Store) ConsoleLogin(password, client string) (ConsoleSession, error) {
 		if err := b.Put(key, v); err != nil {
 			return err
 		}
-		if h := b.Get([]byte(consoleKeyPassword)); h != nil {
-			hash = append([]byte(nil), h...)
+		k, _ := b.Cursor().Seek([]byte(consoleUserPrefix))
+		anyAccount = k != nil && bytes.HasPrefix(k, []byte(consoleUserPrefix))
+		u, err := getConsoleUser(b, name)
+		if err != nil {
+			return err
+		}
+		if u != nil {
+			hash = u.Hash
+			role = u.Role
 		}
 		return nil
 	})
 	if err != nil {
 		return ConsoleSession{}, err
 	}
-	if hash == nil {
-		return ConsoleSession{}, Conflict("console_password_not_set", "no console password is set; run `complybox console set-password`")
+	if !anyAccount {
+		return ConsoleSession{}, Conflict("console_password_not_set", "no console operator exists; run `complybox console set-password` or `complybox console user add NAME`")
 	}
-	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
+	ok := hash != nil && bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
+	if hash == nil {
+		// About the same work as comparing with a known name's hash.
+		_, _ = bcrypt.GenerateFromPassword([]byte(password), s.pwCost)
+	}
 	var out ConsoleSession
 	err = s.update(func(t *txn) error {
 		if !ok {
-			return t.consoleEvent(Envs(), "console.login_failed", map[string]any{"client": client})
+			return t.consoleEvent(Envs(), "console.login_failed", map[string]any{"client": client, "name": name})
 		}
 		b, err := t.consoleWrite()
 		if err != nil {
@@ -197,7 +188,7 @@ func (s *Store) ConsoleLogin(password, client string) (ConsoleSession, error) {
 		if err := sweepConsoleSessions(b, t.now); err != nil {
 			return err
 		}
-		out = ConsoleSession{ID: randomToken(consoleSessionIDLen), CSRF: randomToken(consoleCSRFLen), Env: Sandbox,
+		out = ConsoleSession{ID: randomToken(consoleSessionIDLen), Operator: name, Role: role, CSRF: randomToken(consoleCSRFLen), Env: Sandbox,
 			Client: client, CreatedAt: At(t.now), ExpiresAt: At(t.now.Add(ConsoleSessionTTL))}
 		v, err := json.Marshal(out)
 		if err != nil {
@@ -211,7 +202,7 @@ func (s *Store) ConsoleLogin(password, client string) (ConsoleSession, error) {
 		if err := b.Delete([]byte(consoleAttemptPrefix + client)); err != nil {
 			return err
 		}
-		return t.consoleEvent(Envs(), "console.login", map[string]any{"client": client})
+		return t.consoleEvent(Envs(), "console.login", map[string]any{"client": client, "operator": name})
 	})
 	if err != nil {
 		return ConsoleSession{}, err
@@ -279,7 +270,16 @@ func (t *txn) consoleSession(id string) (ConsoleSession, error) {
 	if !cs.ExpiresAt.After(t.now) {
 		return cs, Errorf(EUNAUTHORIZED, "session_expired", "the console session expired; log in again")
 	}
-	cs.ID = id
+	// A session of the single password of earlier versions names no
+	// operator; a removed operator's sessions are deleted with it.
+	u, err := getConsoleUser(b, cs.Operator)
+	if err != nil {
+		return cs, err
+	}
+	if cs.Operator == "" || u == nil {
+		return cs, Errorf(EUNAUTHORIZED, "session_expired", "the console session ended; log in again")
+	}
+	cs.ID, cs.Role = id, u.Role
 	return cs, nil
 }
 
@@ -342,6 +342,6 @@ func (s *Store) ConsoleLogout(id string) error {
 		if err := b.Delete(consoleSessionKey(id)); err != nil {
 			return err
 		}
-		return t.consoleEvent(Envs(), "console.logout", map[string]any{"client": cs.Client})
+		return t.consoleEvent(Envs(), "console.logout", map[string]any{"client": cs.Client, "operator": cs.Operator})
 	})
 }

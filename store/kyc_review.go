@@ -293,6 +293,9 @@ type Decision struct {
 	ReviewRejectType  string   `json:"reviewRejectType"`
 	RejectLabels      []string `json:"rejectLabels"`
 	ModerationComment string   `json:"moderationComment"`
+	// Operator is the console account that decided ("" through the API):
+	// recorded as internal history of the applicant and of the console.
+	Operator string `json:"-"`
 }
 
 // validate checks a decision. Returns EINVALID naming the field.
@@ -375,6 +378,16 @@ func (s *Store) Decide(env Env, extID string, d Decision) (StatusView, error) {
 			Details: map[string]any{"reviewAnswer": d.ReviewAnswer, "reviewRejectType": NullString(d.ReviewRejectType),
 				"rejectLabels": labels, "moderationComment": NullString(d.ModerationComment)}}); err != nil {
 			return err
+		}
+		if d.Operator != "" {
+			who := map[string]any{"operator": d.Operator, "reviewAnswer": d.ReviewAnswer, "reviewRejectType": NullString(d.ReviewRejectType)}
+			if err := t.appendHistory(env, a.ID, HistoryEntry{EventType: "console.decided", ActorType: ActorOperator, Details: who, Internal: true}); err != nil {
+				return err
+			}
+			if err := t.consoleEvent([]Env{env}, "console.decided", map[string]any{"operator": d.Operator, "applicant": extID,
+				"reviewAnswer": d.ReviewAnswer, "reviewRejectType": NullString(d.ReviewRejectType)}); err != nil {
+				return err
+			}
 		}
 		a.RiskLevel = d.risk()
 		if err := t.verdict(env, a, ActorOperator, d.ModerationComment); err != nil {

@@ -71,7 +71,7 @@ func TestRetention(t *testing.T) {
 	if err := s.SetConsolePassword("correct horse"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ConsoleLogin("correct horse", "127.0.0.1"); err != nil {
+	if _, err := s.ConsoleLogin(store.ConsoleFirstAdmin, "correct horse", "127.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
 	// Custody deliveries: one delivered, one dead, one failed (retrying

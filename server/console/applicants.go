@@ -205,7 +205,7 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 	if answer == "" {
 		answer = f.Get("decision")
 	}
-	d := store.Decision{ReviewAnswer: consoleAnswer(answer), ModerationComment: strings.TrimSpace(f.Get("moderationComment"))}
+	d := store.Decision{ReviewAnswer: consoleAnswer(answer), ModerationComment: strings.TrimSpace(f.Get("moderationComment")), Operator: r.sess.Operator}
 	form := &decisionForm{Answer: d.ReviewAnswer, Comment: d.ModerationComment, RejectType: strings.ToUpper(strings.TrimSpace(f.Get("reviewRejectType")))}
 	if d.ReviewAnswer == store.Red {
 		d.ReviewRejectType, d.RejectLabels = form.RejectType, f["rejectLabels"]

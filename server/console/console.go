@@ -118,6 +118,28 @@ func (c *Console) Page(h Handler) httprouter.Handle {
 	}
 }
 
+// Admin wraps h as Page does and also requires the admin role: a
+// reviewer gets 403 on settings, credentials, levels and operator
+// accounts, reading or posting.
+func (c *Console) Admin(h Handler) httprouter.Handle {
+	return c.Page(func(w http.ResponseWriter, r *Request) error {
+		if !r.sess.IsAdmin() {
+			return store.Errorf(store.EFORBIDDEN, "admin_only", "this page is for admins; operator %q is a %s", r.sess.Operator, r.sess.Role)
+		}
+		return h(w, r)
+	})
+}
+
+// record records a console action of the session's operator in env.
+func (c *Console) record(r *Request, env store.Env, eventType string, details map[string]any) error {
+	d := make(map[string]any, len(details)+1)
+	for k, v := range details {
+		d[k] = v
+	}
+	d["operator"] = r.sess.Operator
+	return c.store.RecordConsoleAction(env, eventType, d)
+}
+
 // authorize loads the session and, on a POST, checks the CSRF token.
 func (c *Console) authorize(r *Request) error {
 	ck, err := r.Cookie(consoleCookie)
@@ -187,6 +209,8 @@ type consoleView struct {
 	CSRF     string
 	Path     string // the current path and query, for the environment switch
 	LoggedIn bool
+	Operator string // the logged-in operator's name
+	IsAdmin  bool   // the operator has the admin role
 	Flash    string
 	Data     any
 }
@@ -198,7 +222,7 @@ func (c *Console) render(w http.ResponseWriter, r *Request, status int, page, ti
 		return store.Errorf(store.EINTERNAL, "", "no console page %q", page)
 	}
 	v := consoleView{Title: title, Nav: nav, Env: r.env, Envs: store.Envs(), CSRF: r.sess.CSRF, Path: r.URL.RequestURI(),
-		LoggedIn: r.sess.ID != "", Flash: flashText(r.URL.Query().Get("ok")), Data: data}
+		LoggedIn: r.sess.ID != "", Operator: r.sess.Operator, IsAdmin: r.sess.IsAdmin(), Flash: flashText(r.URL.Query().Get("ok")), Data: data}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		return err
@@ -255,6 +279,8 @@ func flashText(code string) string {
 		"logged-out":   "You are logged out.",
 		"bulk-retried": "The matching deliveries are queued again.",
 		"level":        "The level was saved.",
+		"operator":     "The operator account was saved.",
+		"removed":      "The operator account was removed.",
 	}[code]
 }
 
@@ -314,6 +340,15 @@ func (c *Console) funcs() template.FuncMap {
 		"labelText": func(label string) string { return c.labels[label] },
 		"eventName": c.eventName,
 		"details":   details,
+		"omit": func(m map[string]any, key string) map[string]any {
+			out := make(map[string]any, len(m))
+			for k, v := range m {
+				if k != key {
+					out[k] = v
+				}
+			}
+			return out
+		},
 		"when": func(t store.Time) template.HTML {
 			if t.IsZero() {
 				return ""

@@ -55,7 +55,7 @@ func (c *Console) RetryDelivery(w http.ResponseWriter, r *Request) error {
 	if _, err := c.store.RetryDelivery(r.env, id); err != nil {
 		return err
 	}
-	if err := c.store.RecordConsoleAction(r.env, "console.delivery_retried", map[string]any{"deliveryId": id}); err != nil {
+	if err := c.record(r, r.env, "console.delivery_retried", map[string]any{"deliveryId": id}); err != nil {
 		return err
 	}
 	return redirect(w, r, "/console/deliveries/"+url.PathEscape(id), "retried")
@@ -98,7 +98,7 @@ func (c *Console) RetryDeliveries(w http.ResponseWriter, r *Request) error {
 		}
 		n += m
 	}
-	if err := c.store.RecordConsoleAction(r.env, "console.deliveries_retried", map[string]any{
+	if err := c.record(r, r.env, "console.deliveries_retried", map[string]any{
 		"status": in.Status, "destination": in.Destination, "since": store.At(in.Since), "until": store.At(in.Until), "requeued": n}); err != nil {
 		return err
 	}

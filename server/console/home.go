@@ -56,16 +56,16 @@ func (c *Console) LoginPage(w http.ResponseWriter, r *Request) error {
 			return redirect(w, r, "/console", "")
 		}
 	}
-	return c.renderLogin(w, r, http.StatusOK, "")
+	return c.renderLogin(w, r, http.StatusOK, "", "")
 }
 
-func (c *Console) renderLogin(w http.ResponseWriter, r *Request, status int, msg string) error {
+func (c *Console) renderLogin(w http.ResponseWriter, r *Request, status int, msg, name string) error {
 	set, err := c.store.ConsolePasswordSet()
 	if err != nil {
 		return err
 	}
 	r.sess = store.ConsoleSession{CSRF: c.loginToken(w, r.Request)}
-	return c.render(w, r, status, "login", "Log in", "", map[string]any{"PasswordSet": set, "Error": msg})
+	return c.render(w, r, status, "login", "Log in", "", map[string]any{"PasswordSet": set, "Error": msg, "Name": name})
 }
 
 // Login serves POST /console/login.
@@ -76,13 +76,14 @@ func (c *Console) Login(w http.ResponseWriter, r *Request) error {
 	if !checkLoginToken(r.Request) {
 		return errCSRF()
 	}
-	sess, err := c.store.ConsoleLogin(r.PostForm.Get("password"), clientAddr(r.Request))
+	name := strings.ToLower(strings.TrimSpace(r.PostForm.Get("name")))
+	sess, err := c.store.ConsoleLogin(name, r.PostForm.Get("password"), clientAddr(r.Request))
 	switch store.ErrorCode(err) {
 	case "":
 	case store.EUNAUTHORIZED:
-		return c.renderLogin(w, r, http.StatusUnauthorized, "The password is not correct.")
+		return c.renderLogin(w, r, http.StatusUnauthorized, "The name or the password is not correct.", name)
 	case store.ECONFLICT:
-		return c.renderLogin(w, r, http.StatusConflict, "No console password is set yet.")
+		return c.renderLogin(w, r, http.StatusConflict, "No console operator exists yet.", name)
 	default:
 		return err
 	}

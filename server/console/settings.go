@@ -59,7 +59,7 @@ func (c *Console) SetWebhook(w http.ResponseWriter, r *Request) error {
 	if err != nil {
 		return err
 	}
-	if err := c.store.RecordConsoleAction(r.env, "console.webhook_configured", map[string]any{"url": raw, "subscribedEventTypes": types}); err != nil {
+	if err := c.record(r, r.env, "console.webhook_configured", map[string]any{"url": raw, "subscribedEventTypes": types}); err != nil {
 		return err
 	}
 	if v.SigningSecret != nil {
@@ -74,7 +74,7 @@ func (c *Console) RotateWebhook(w http.ResponseWriter, r *Request) error {
 	if err != nil {
 		return err
 	}
-	if err := c.store.RecordConsoleAction(r.env, "console.webhook_secret_rotated", nil); err != nil {
+	if err := c.record(r, r.env, "console.webhook_secret_rotated", nil); err != nil {
 		return err
 	}
 	return c.secretShown(w, r, "New webhook signing secret", "custody webhook", secret)
@@ -90,7 +90,7 @@ func (c *Console) SetCallback(w http.ResponseWriter, r *Request) error {
 	if err := c.store.SetCallbackURL(r.Context(), raw); err != nil {
 		return err
 	}
-	if err := c.store.RecordConsoleAction(r.env, "console.callback_configured", map[string]any{"url": raw}); err != nil {
+	if err := c.record(r, r.env, "console.callback_configured", map[string]any{"url": raw}); err != nil {
 		return err
 	}
 	return redirect(w, r, "/console/settings", "callback")
@@ -102,7 +102,7 @@ func (c *Console) RotateCallback(w http.ResponseWriter, r *Request) error {
 	if err != nil {
 		return err
 	}
-	if err := c.store.RecordConsoleAction(r.env, "console.callback_secret_rotated", nil); err != nil {
+	if err := c.record(r, r.env, "console.callback_secret_rotated", nil); err != nil {
 		return err
 	}
 	return c.secretShown(w, r, "New KYC callback signing secret", "KYC callback", secret)
@@ -170,7 +170,7 @@ func (c *Console) CreateLevel(w http.ResponseWriter, r *Request) error {
 	if err != nil {
 		return c.levelFormError(w, r, "levels", store.Level{}, err)
 	}
-	if err := c.store.RecordConsoleAction(r.env, "console.level_created", map[string]any{"name": l.Name}); err != nil {
+	if err := c.record(r, r.env, "console.level_created", map[string]any{"name": l.Name}); err != nil {
 		return err
 	}
 	return redirect(w, r, "/console/levels/"+url.PathEscape(l.Name), "level")
@@ -192,7 +192,7 @@ func (c *Console) EditLevel(w http.ResponseWriter, r *Request) error {
 	if err != nil {
 		return c.levelFormError(w, r, "level", old, err)
 	}
-	if err := c.store.RecordConsoleAction(r.env, "console.level_edited", map[string]any{"name": l.Name, "previousName": name}); err != nil {
+	if err := c.record(r, r.env, "console.level_edited", map[string]any{"name": l.Name, "previousName": name}); err != nil {
 		return err
 	}
 	return redirect(w, r, "/console/levels/"+url.PathEscape(l.Name), "level")
@@ -220,7 +220,7 @@ func (c *Console) CreateCredential(w http.ResponseWriter, r *Request) error {
 	if err != nil {
 		return err
 	}
-	if err := c.store.RecordConsoleAction(cred.Environment, "console.credential_created", map[string]any{"key": cred.Key, "role": cred.Role}); err != nil {
+	if err := c.record(r, cred.Environment, "console.credential_created", map[string]any{"key": cred.Key, "role": cred.Role}); err != nil {
 		return err
 	}
 	return c.render(w, r, http.StatusOK, "credential", "Credential created", "settings", map[string]any{"C": cred, "Secret": secret})
@@ -240,7 +240,7 @@ func (c *Console) RevokeCredential(w http.ResponseWriter, r *Request) error {
 			}
 		}
 	}
-	if err := c.store.RecordConsoleAction(env, "console.credential_revoked", map[string]any{"key": key}); err != nil {
+	if err := c.record(r, env, "console.credential_revoked", map[string]any{"key": key}); err != nil {
 		return err
 	}
 	return redirect(w, r, "/console/credentials", "revoked")

@@ -75,7 +75,11 @@ func (ui *UI) Page(w http.ResponseWriter, r *http.Request, ps httprouter.Params)
 		ui.fail(w, r, err)
 		return
 	}
-	ui.render(w, r, ui.build(token, st, r.URL.Query().Get("step")), http.StatusOK)
+	p := ui.build(token, st, r.URL.Query().Get("step"))
+	if p.Mode == "step" {
+		p.readQuality(r.URL.Query().Get("quality"))
+	}
+	ui.render(w, r, p, http.StatusOK)
 }
 
 // Return sends the applicant back to the partner's returnUrl with
@@ -146,6 +150,10 @@ func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httproute
 	if err != nil {
 		// Past the body limit too: the page again, with the error in words.
 		ui.formError(w, r, token, up.Kind, err, nil)
+		return
+	}
+	if findings := ui.assess(up); findings != "" {
+		ui.qualityRedirect(w, r, token, up.Kind, findings)
 		return
 	}
 	ui.done(w, r, token, st, up.Kind)

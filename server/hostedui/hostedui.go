@@ -27,6 +27,7 @@ import (
 
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/imagequality"
 )
 
 //go:embed templates/*.html static/*
@@ -44,12 +45,17 @@ type UI struct {
 	log      *slog.Logger
 	pages    *template.Template
 	messages map[string]map[string]string
-	version  string // hash of the assets, for cache busting
+	version  string    // hash of the assets, for cache busting
+	brand    *Branding // never nil: the zero Branding without [branding]
+	// countries are the country pickers' options by language (read only).
+	countries map[string][]sdkOption
+	quality   imagequality.Thresholds // the zero value: no check
 }
 
 // New parses the embedded templates. Internal errors are logged to log.
 func New(st *store.Store, log *slog.Logger) *UI {
-	ui := &UI{store: st, log: log, messages: sdkMessages()}
+	ui := &UI{store: st, log: log, messages: sdkMessages(), brand: &Branding{},
+		countries: map[string][]sdkOption{"en": countryOptions("en"), "de": countryOptions("de")}}
 	ui.pages = template.Must(template.New("sdk").ParseFS(sdkFiles, "templates/*.html"))
 	h := sha256.New()
 	names, _ := fs.Glob(sdkFiles, "static/*")
@@ -98,6 +104,7 @@ func (ui *UI) write(w http.ResponseWriter, r *http.Request, name string, data an
 // sdkMessagePage is the data of the page for a link that is gone or unknown.
 type sdkMessagePage struct {
 	Lang, Theme, Version, Title, Text string
+	Brand                             *Branding
 }
 
 // fail answers a page request whose session cannot be used with the
@@ -127,7 +134,7 @@ func (ui *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
 // language and theme of the session that the path's token or short code
 // names, else the browser's language, light.
 func (ui *UI) messagePage(r *http.Request) sdkMessagePage {
-	page := sdkMessagePage{Lang: "en", Theme: "light", Version: ui.version}
+	page := sdkMessagePage{Lang: "en", Theme: "light", Version: ui.version, Brand: ui.brand}
 	if al := strings.ToLower(r.Header.Get("Accept-Language")); strings.HasPrefix(al, "de") {
 		page.Lang = "de"
 	}
@@ -153,6 +160,9 @@ func (ui *UI) messagePage(r *http.Request) sdkMessagePage {
 
 func (ui *UI) Asset(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	name := path.Clean(strings.TrimPrefix(ps.ByName("file"), "/"))
+	if ui.brandAsset(w, r, name) {
+		return
+	}
 	b, err := sdkFiles.ReadFile("static/" + name)
 	if err != nil || strings.Contains(name, "/") {
 		ui.writeError(w, r, store.Errorf(store.ENOTFOUND, "asset_not_found", "no asset %q", name))

@@ -20,6 +20,7 @@ type sdkPage struct {
 	Theme   string
 	Token   string
 	Version string
+	Brand   *Branding
 	Title   string
 	State   store.SDKState
 	Mode    string // step, waiting, verdict, closed
@@ -33,6 +34,8 @@ type sdkPage struct {
 	CompanyDocs []sdkDocView
 	Ubos        []sdkUboView
 	UboForm     sdkUboForm
+	Countries   []sdkOption  // the country picker's options in the page's language (shared: read only)
+	Quality     []sdkQuality // the last upload's photo problems, in words
 	IDDocTypes  []sdkOption
 	Missing     []sdkNav
 	Retry       []sdkNav
@@ -58,7 +61,7 @@ type sdkOption struct {
 
 type sdkFieldView struct {
 	Name, Label, Value, Input, Autocomplete string
-	Locked, Required, Invalid               bool
+	Locked, Required, Invalid, Search       bool // Search: a long list app.js filters as one types
 	Options                                 []sdkOption
 }
 
@@ -197,7 +200,11 @@ func (p *sdkPage) stepLabel(key string) string {
 // build lays out the page for state st: its mode, navigation and the step
 // asked for (or the first one still open).
 func (ui *UI) build(token string, st store.SDKState, requested string) *sdkPage {
-	p := &sdkPage{ui: ui, Lang: sdkLang(st.Lang), Theme: st.Theme, Token: token, Version: ui.version, State: st}
+	p := &sdkPage{ui: ui, Lang: sdkLang(st.Lang), Theme: st.Theme, Token: token, Version: ui.version, Brand: ui.brand, State: st}
+	p.Countries = ui.countries[p.Lang]
+	if p.Countries == nil {
+		p.Countries = ui.countries["en"]
+	}
 	if p.Theme != "dark" {
 		p.Theme = "light"
 	}
@@ -331,6 +338,14 @@ func (p *sdkPage) fill() {
 			v.Input = "select"
 			for _, g := range []string{"male", "female", "other"} {
 				v.Options = append(v.Options, sdkOption{Value: g, Label: p.T("gender." + g)})
+			}
+		case "nationality", "country":
+			// Picked, not typed: the ISO alpha-3 code under the name in
+			// the page's language; app.js adds a search box.
+			v.Input, v.Search = "select", true
+			v.Options = append([]sdkOption(nil), p.ui.countries[p.Lang]...)
+			if v.Options == nil {
+				v.Options = append([]sdkOption(nil), p.ui.countries["en"]...)
 			}
 		case "legalForm":
 			v.Input = "select"

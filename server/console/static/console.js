@@ -18,4 +18,22 @@
       el.textContent = fmt(d);
     }
   });
+  // Document images: a rotate button turns the image a quarter at a time
+  // (a photo taken sideways); the zoom link opens it at full size.
+  Array.prototype.forEach.call(document.querySelectorAll('.docs a.zoom'), function (a) {
+    var img = a.querySelector('img');
+    if (!img) return;
+    var turn = 0;
+    var b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'rotate';
+    b.textContent = 'Rotate ↻';
+    b.setAttribute('aria-label', 'Rotate ' + (img.alt || 'document') + ' a quarter turn');
+    b.addEventListener('click', function () {
+      turn = (turn + 1) % 4;
+      img.className = turn ? 'rot-' + turn * 90 : '';
+      b.setAttribute('aria-pressed', turn ? 'true' : 'false');
+    });
+    a.after(b);
+  });
 })();

@@ -50,21 +50,35 @@
     open.addEventListener('click', function () {
       open.disabled = true;
       navigator.mediaDevices.getUserMedia({ video: { facingMode: facing }, audio: false }).then(function (stream) {
-        var box = el('div', 'camera');
+        // The selfie preview is mirrored (as a mirror is) with a face
+        // oval; a document gets a card-shaped frame. The photo taken is
+        // not mirrored.
+        var box = el('div', 'camera ' + (facing === 'user' ? 'mirror face' : 'doc'));
         var prompt = el('p', 'prompt');
+        prompt.setAttribute('aria-live', 'polite');
         var video = el('video');
         video.setAttribute('playsinline', '');
         video.muted = true;
         video.srcObject = stream;
         video.play();
+        var viewport = el('div', 'viewport');
+        viewport.appendChild(video);
+        viewport.appendChild(el('div', 'frame'));
+        var bar = null;
+        if (prompts) {
+          bar = el('progress');
+          bar.max = prompts.length;
+          bar.value = 0;
+          bar.setAttribute('aria-label', t('frame').replace('%d', 1).replace('%d', prompts.length));
+        }
         var row = el('div', 'row');
         var shoot = el('button', '', t('capture'));
         var cancel = el('button', 'secondary', t('cancel'));
         shoot.type = cancel.type = 'button';
         row.appendChild(shoot);
         row.appendChild(cancel);
-        if (prompts) box.appendChild(prompt);
-        box.appendChild(video);
+        if (prompts) { box.appendChild(bar); box.appendChild(prompt); }
+        box.appendChild(viewport);
         box.appendChild(row);
         thumbs.before(box);
         var frames = [];
@@ -73,7 +87,13 @@
           box.remove();
           open.disabled = false;
         };
-        var show = function () { if (prompts) prompt.textContent = prompts[frames.length] || ''; };
+        var show = function () {
+          if (!prompts) return;
+          var n = Math.min(frames.length + 1, prompts.length);
+          bar.value = frames.length;
+          bar.setAttribute('aria-label', t('frame').replace('%d', n).replace('%d', prompts.length));
+          prompt.textContent = t('frame').replace('%d', n).replace('%d', prompts.length) + ': ' + (prompts[frames.length] || '');
+        };
         show();
         cancel.addEventListener('click', stop);
         shoot.addEventListener('click', function () {
@@ -84,7 +104,7 @@
             img.src = URL.createObjectURL(b);
             thumbs.appendChild(img);
             if (prompts && frames.length < prompts.length) { show(); return; }
-            if (!prompts) thumbs.replaceChildren(img);
+            if (!prompts) thumbs.replaceChildren(); // the preview shows it
             setFiles(input, frames);
             stop();
             var done = el('p', 'hint', prompts ? t('frames').replace('%d', frames.length) : t('taken'));
@@ -97,6 +117,57 @@
       });
     });
   }
+
+  // A preview of each chosen image (a file's name otherwise) with a
+  // "retake" button that chooses again.
+  Array.prototype.forEach.call(document.querySelectorAll('input[type=file]'), function (input) {
+    var anchor = input.closest('label') || input;
+    var box = el('div', 'picked');
+    box.hidden = true;
+    anchor.after(box);
+    input.addEventListener('change', function () {
+      box.replaceChildren();
+      var files = Array.prototype.slice.call(input.files || []);
+      box.hidden = files.length === 0;
+      files.forEach(function (f) {
+        if (/^image\//.test(f.type)) {
+          var img = el('img');
+          img.alt = t('preview');
+          img.src = URL.createObjectURL(f);
+          box.appendChild(img);
+        }
+        box.appendChild(el('span', 'name', f.name));
+      });
+      if (files.length) {
+        var again = el('button', '', t('retake'));
+        again.type = 'button';
+        again.addEventListener('click', function () { input.value = ''; box.replaceChildren(); box.hidden = true; input.click(); });
+        box.appendChild(again);
+      }
+    });
+  });
+
+  // Long lists (countries) get a search box that hides what does not
+  // match, ignoring case and accents. Without script the select works.
+  var fold = function (s) { return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase(); };
+  Array.prototype.forEach.call(document.querySelectorAll('select[data-search]:not([disabled])'), function (sel) {
+    var q = el('input', 'country-search');
+    q.type = 'search';
+    q.setAttribute('aria-label', t('search'));
+    q.placeholder = t('search');
+    q.autocomplete = 'off';
+    (sel.closest('label') || sel).before(q);
+    q.addEventListener('input', function () {
+      var v = fold(q.value.trim());
+      var first = null;
+      Array.prototype.forEach.call(sel.options, function (o) {
+        var show = !o.value || !v || fold(o.text).indexOf(v) >= 0 || o.value.toLowerCase() === v;
+        o.hidden = !show;
+        if (show && o.value && !first) first = o;
+      });
+      if (first && v && (sel.selectedIndex <= 0 || sel.options[sel.selectedIndex].hidden)) sel.value = first.value;
+    });
+  });
 
   Array.prototype.forEach.call(document.querySelectorAll('input[type=file][data-camera]'), function (input) {
     camera(input, input.getAttribute('data-camera') === 'user' ? 'user' : 'environment', null, null);
