@@ -25,3 +25,19 @@ func (s *Store) Schedule(due time.Time, kind string, env Env, id, entity string)
 	})
 	return key, err
 }
+
+// EnqueueN records n events of one entity in one operation; data is the
+// event's index.
+func (s *Store) EnqueueN(env Env, dest, eventType, entityType, entityID string, n int) error {
+	return s.update(func(t *txn) error {
+		for i := range n {
+			if err := t.enqueue(env, dest, eventType, entityType, entityID, map[string]int{"n": i}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ScheduleReads is how many schedule entries Due has read so far.
+func (s *Store) ScheduleReads() int64 { return s.stats.scheduleReads.Load() }

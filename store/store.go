@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -65,6 +66,14 @@ type Store struct {
 	waiters []func() // called after a commit that enqueued work
 
 	creds credentialCache // Authenticate's cache of stored credentials
+
+	stats stats // what operations read, for tests that bound it
+}
+
+// stats counts records read where a test must prove a bound without timing.
+type stats struct {
+	scheduleReads atomic.Int64 // schedule entries Due read
+	openReads     atomic.Int64 // records Open read beyond the fixed configuration
 }
 
 // Open opens (creating if needed) the db at path and prepares its buckets.
@@ -92,7 +101,12 @@ func Open(path string, opt Options) (*Store, error) {
 	if f := s.settings.KYC.SanctionsFile; f != "" {
 		s.sanctions = screening.NewSanctionsList(f)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { return initBuckets(tx) }); err != nil {
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := initBuckets(tx); err != nil {
+			return err
+		}
+		return migrateQueue(tx)
+	}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -204,6 +218,7 @@ var (
 	bucketMeta        = []byte("meta")
 	bucketCredentials = []byte("credentials")
 	bucketSchedule    = []byte("schedule")
+	bucketQueue       = []byte("schedule_queue") // entity queue prefix | schedule sequence -> schedule key | entry (first attempts in event order)
 )
 
 // envBuckets lists the nested buckets of every environment, one per concept.
@@ -238,7 +253,7 @@ func envBuckets() []string {
 }
 
 func initBuckets(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketMeta, bucketCredentials, bucketSchedule} {
+	for _, name := range [][]byte{bucketMeta, bucketCredentials, bucketSchedule, bucketQueue} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
