@@ -128,6 +128,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newCredentialsCmd(a),
 		newConsoleCmd(a),
 		newBackupCmd(a),
+		newSeedCmd(a),
 		newDemoCmd(a),
 		newVerifySignatureCmd(a),
 		newVersionCmd(),

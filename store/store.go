@@ -51,6 +51,10 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Settings holds the business settings that live outside the db.
 	Settings Settings
+	// NoSync skips the fsync of every commit, for bulk generators only: the
+	// file is durable once Close returns, and a crash before that can lose
+	// it whole.
+	NoSync bool
 }
 
 // Store is the handle on one bbolt file.
@@ -96,6 +100,7 @@ func Open(path string, opt Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	db.NoSync = opt.NoSync
 	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults()}
 	s.commit.db = db
 	if f := s.settings.KYC.SanctionsFile; f != "" {
@@ -121,8 +126,16 @@ func Open(path string, opt Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the db.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the db, first syncing it when it was opened with NoSync.
+func (s *Store) Close() error {
+	if s.db.NoSync {
+		if err := s.db.Sync(); err != nil {
+			s.db.Close()
+			return err
+		}
+	}
+	return s.db.Close()
+}
 
 // Now returns the store's current time in UTC.
 func (s *Store) Now() time.Time { return s.now().UTC() }
