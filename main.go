@@ -129,6 +129,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newConsoleCmd(a),
 		newBackupCmd(a),
 		newSeedCmd(a),
+		newCompactCmd(a),
 		newDemoCmd(a),
 		newVerifySignatureCmd(a),
 		newVersionCmd(),
