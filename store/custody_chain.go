@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"math/big"
 	"math/rand/v2"
 	"strings"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/complybox/complybox/store/decimal"
 )
@@ -172,7 +175,8 @@ func (t *txn) chainStep(j Job) error {
 // ResumeSimulator gives every transaction in flight without a pending
 // simulator step (created while the simulator was off) a step due after
 // the step delay, so turning auto_advance on and restarting moves them.
-// It does nothing while the simulator is off.
+// It reads only those transactions (the chain_idle index), never the
+// others. It does nothing while the simulator is off.
 func (s *Store) ResumeSimulator() error {
 	if !s.settings.Chain.AutoAdvance {
 		return nil
@@ -180,19 +184,10 @@ func (s *Store) ResumeSimulator() error {
 	return s.update(func(t *txn) error {
 		for _, env := range Envs() {
 			var stalled []diskTransaction
-			err := t.env(env, "transactions").ForEach(func(id, v []byte) error {
-				if len(v) < 8 {
-					return nil
-				}
-				var l txLedger
-				if err := json.Unmarshal(v[8:], &l); err != nil {
-					return err
-				}
-				if l.ChainKey != nil || l.Final {
-					return nil
-				}
+			err := t.env(env, "chain_idle").ForEach(func(id, _ []byte) error {
+				s.stats.openReads.Add(1)
 				x, err := t.transaction(env, string(id))
-				if err != nil || terminal(x.Status) {
+				if err != nil {
 					return err
 				}
 				stalled = append(stalled, x)
@@ -212,6 +207,54 @@ func (s *Store) ResumeSimulator() error {
 		}
 		return nil
 	})
+}
+
+// markIdle keeps x's entry in the chain_idle index b: there while x is in
+// flight with no simulator step pending, gone otherwise.
+func markIdle(b *bolt.Bucket, x diskTransaction) error {
+	if x.ChainKey == nil && !x.Final && !terminal(x.Status) {
+		return b.Put([]byte(x.TransactionID), nil)
+	}
+	return b.Delete([]byte(x.TransactionID))
+}
+
+// metaChainIdle marks a file whose chain_idle index is complete.
+var metaChainIdle = []byte("chain_idle")
+
+// migrateChainIdle builds the chain_idle index of a file written before it
+// existed, once: the one walk of every transaction, never repeated.
+func migrateChainIdle(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta.Get(metaChainIdle) != nil {
+		return nil
+	}
+	for _, env := range Envs() {
+		idle := envBucket(tx, env, "chain_idle")
+		err := envBucket(tx, env, "transactions").ForEach(func(id, v []byte) error {
+			if len(v) < 8 {
+				return nil
+			}
+			var l txLedger
+			if err := json.Unmarshal(v[8:], &l); err != nil {
+				return err
+			}
+			if l.ChainKey != nil || l.Final {
+				return nil
+			}
+			var x Transaction
+			if err := json.Unmarshal(envBucket(tx, env, "transactions_idx").Get(v[:8]), &x); err != nil {
+				return err
+			}
+			if terminal(x.Status) {
+				return nil
+			}
+			return idle.Put(bytes.Clone(id), nil)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return meta.Put(metaChainIdle, []byte("1"))
 }
 
 // AdvanceTransaction moves a transaction one step along its path, as the

@@ -210,7 +210,10 @@ func (t *txn) putTransactionBytes(env Env, x diskTransaction, rec []byte) error 
 	if err != nil {
 		return err
 	}
-	return t.env(env, "transactions").Put([]byte(x.TransactionID), append(itob(x.seq), l...))
+	if err := t.env(env, "transactions").Put([]byte(x.TransactionID), append(itob(x.seq), l...)); err != nil {
+		return err
+	}
+	return markIdle(t.env(env, "chain_idle"), x)
 }
 
 // TransactionInput is the body of POST /transactions.

@@ -41,3 +41,7 @@ func (s *Store) EnqueueN(env Env, dest, eventType, entityType, entityID string, 
 
 // ScheduleReads is how many schedule entries Due has read so far.
 func (s *Store) ScheduleReads() int64 { return s.stats.scheduleReads.Load() }
+
+// OpenReads is how many records Open (ResumeSimulator) has read beyond the
+// fixed configuration.
+func (s *Store) OpenReads() int64 { return s.stats.openReads.Load() }

@@ -110,7 +110,10 @@ func Open(path string, opt Options) (*Store, error) {
 		if err := initBuckets(tx); err != nil {
 			return err
 		}
-		return migrateQueue(tx)
+		if err := migrateQueue(tx); err != nil {
+			return err
+		}
+		return migrateChainIdle(tx)
 	}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -252,6 +255,7 @@ func envBuckets() []string {
 		"addresses",        // deposit address -> wallet id
 		"transactions",     // transaction id -> seq | its bookkeeping
 		"transactions_idx", // seq -> transaction record (creation order)
+		"chain_idle",       // transaction id -> nothing: in flight with no simulator step (ResumeSimulator)
 		"balances",         // wallet id -> balance
 		"levels",           // level name -> level
 		"applicants",       // externalUserId -> applicant
