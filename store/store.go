@@ -93,7 +93,21 @@ func Open(path string, opt Options) (*Store, error) {
 	if opt.OpenTimeout == 0 {
 		opt.OpenTimeout = time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout, NoFreelistSync: true})
+	// The freelist is synced (NoFreelistSync false, the array type), so Open
+	// reads the meta and freelist pages instead of walking every page of the
+	// file. Measured on a 954 MB seeded file (40k applicants, 40k deposits,
+	// 201k deliveries; 6.7k free pages) on 2 shared cores with a throwaway
+	// program (open, then 2,000 commits of 8 puts and 4 deletes): open
+	// 0.3-0.5 ms and 3.3 MB resident, against 350-925 ms and 930 MB (the
+	// whole file) when the freelist is rebuilt at open; a commit costs
+	// 420 µs before its fsync against 260-316 µs, since it writes the
+	// freelist (8 bytes per free page), and 4-5.6 ms either way with the
+	// fsync. The map type was slower in every case (synced: open 1.0-1.5 ms,
+	// commit 580-640 µs). complybox serve on that file: /healthz after
+	// 0.014-0.057 s with 16 MB resident, against 0.5-1.0 s and 939 MB. A
+	// file written without a synced freelist is walked once, at its first
+	// open (2.5 s for that file).
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout, FreelistType: bolt.FreelistArrayType})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("open %s: the file is in use by another process", path)
