@@ -184,7 +184,7 @@ func (s *Store) ResumeSimulator() error {
 	return s.update(func(t *txn) error {
 		for _, env := range Envs() {
 			var stalled []diskTransaction
-			err := t.env(env, "chain_idle").ForEach(func(id, _ []byte) error {
+			err := t.env(env, "chain_idle").ForEach(func(_, id []byte) error {
 				s.stats.openReads.Add(1)
 				x, err := t.transaction(env, string(id))
 				if err != nil {
@@ -210,12 +210,13 @@ func (s *Store) ResumeSimulator() error {
 }
 
 // markIdle keeps x's entry in the chain_idle index b: there while x is in
-// flight with no simulator step pending, gone otherwise.
+// flight with no simulator step pending, gone otherwise. It is keyed by the
+// transaction's sequence, so new entries append to the last page.
 func markIdle(b *bolt.Bucket, x diskTransaction) error {
 	if x.ChainKey == nil && !x.Final && !terminal(x.Status) {
-		return b.Put([]byte(x.TransactionID), nil)
+		return b.Put(itob(x.seq), []byte(x.TransactionID))
 	}
-	return b.Delete([]byte(x.TransactionID))
+	return b.Delete(itob(x.seq))
 }
 
 // metaChainIdle marks a file whose chain_idle index is complete.
@@ -248,7 +249,7 @@ func migrateChainIdle(tx *bolt.Tx) error {
 			if terminal(x.Status) {
 				return nil
 			}
-			return idle.Put(bytes.Clone(id), nil)
+			return idle.Put(bytes.Clone(v[:8]), bytes.Clone(id))
 		})
 		if err != nil {
 			return err

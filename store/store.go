@@ -269,7 +269,7 @@ func envBuckets() []string {
 		"addresses",        // deposit address -> wallet id
 		"transactions",     // transaction id -> seq | its bookkeeping
 		"transactions_idx", // seq -> transaction record (creation order)
-		"chain_idle",       // transaction id -> nothing: in flight with no simulator step (ResumeSimulator)
+		"chain_idle",       // transaction seq -> id: in flight with no simulator step (ResumeSimulator)
 		"balances",         // wallet id -> balance
 		"levels",           // level name -> level
 		"applicants",       // externalUserId -> applicant
