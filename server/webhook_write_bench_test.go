@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -36,6 +37,7 @@ func BenchmarkWithdrawalWebhookLive(b *testing.B) {
 	body, _ := json.Marshal(map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
 		"destinationAddress": "0x00112233445566778899aabbccddeeff00112233", "amount": "0.000001"})
 	before := arrived.Load()
+	cpu0 := processCPU()
 	hammer(b, http.StatusCreated, func(c *http.Client, _ int) (int, error) {
 		req, _ := http.NewRequest("POST", in.URL+"/transactions", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -44,4 +46,15 @@ func BenchmarkWithdrawalWebhookLive(b *testing.B) {
 		return call(c, req)
 	})
 	b.ReportMetric(float64(arrived.Load()-before)/float64(b.N), "webhooks/op")
+	// The whole process: server, dispatcher, load clients and receiver.
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

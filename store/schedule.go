@@ -66,7 +66,7 @@ func (t *txn) schedule(due time.Time, kind string, env Env, id string) ([]byte, 
 // when the head's first attempt ends. The key returned is the job's schedule
 // key from the start, whether it is scheduled now or later.
 func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity string) ([]byte, error) {
-	b := t.Bucket(bucketSchedule)
+	b := t.sched()
 	seq, err := b.NextSequence()
 	if err != nil {
 		return nil, err
@@ -124,7 +124,15 @@ func (t *txn) finishFirst(j Job) error {
 		return nil
 	}
 	t.woken = true
-	return t.Bucket(bucketSchedule).Put(bytes.Clone(v[:16]), bytes.Clone(v[16:]))
+	return t.sched().Put(bytes.Clone(v[:16]), bytes.Clone(v[16:]))
+}
+
+// sched returns the schedule bucket. Its keys start with the due time, so
+// most inserts append; pages split full.
+func (t *txn) sched() *bolt.Bucket {
+	b := t.Bucket(bucketSchedule)
+	b.FillPercent = appendFill
+	return b
 }
 
 // unschedule removes the job at key, if any.
@@ -132,7 +140,7 @@ func (t *txn) unschedule(key []byte) error {
 	if len(key) == 0 {
 		return nil
 	}
-	return t.Bucket(bucketSchedule).Delete(key)
+	return t.sched().Delete(key)
 }
 
 // parseJob reads a schedule entry: "kind|env|id", then "\n" and the entity
@@ -172,7 +180,7 @@ func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]J
 	err := s.view(func(t *txn) error {
 		out, next = nil, time.Time{}
 		var dests map[string]destination
-		c := t.Bucket(bucketSchedule).Cursor()
+		c := t.sched().Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
 			s.stats.scheduleReads.Add(1)
 			if len(k) >= 8 && btoi(k[:8]) > end {
@@ -214,7 +222,7 @@ func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]J
 // that fails is dropped and logged, so it cannot block the schedule.
 func (s *Store) RunJob(j Job) error {
 	err := s.update(func(t *txn) error {
-		b := t.Bucket(bucketSchedule)
+		b := t.sched()
 		if b.Get(j.Key) == nil {
 			return nil
 		}

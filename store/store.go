@@ -214,7 +214,26 @@ func envBucket(tx *bolt.Tx, e Env, name string) *bolt.Bucket {
 	if root == nil {
 		return nil
 	}
-	return root.Bucket([]byte(name))
+	b := root.Bucket([]byte(name))
+	if b != nil && appendOnly(name) {
+		b.FillPercent = appendFill
+	}
+	return b
+}
+
+// appendFill is how full bbolt fills the pages it splits in buckets whose
+// keys only grow (appendOnly): the page left behind is never written again,
+// so it is filled, instead of the default half that suits random inserts.
+const appendFill = 0.95
+
+// appendOnly reports whether the environment bucket name is keyed by a
+// growing sequence.
+func appendOnly(name string) bool {
+	switch name {
+	case "events", "deliveries_idx", "transactions_idx", "vaults_idx", "wallets_idx", "applicants_idx", "chain_idle":
+		return true
+	}
+	return false
 }
 
 // update runs fn as one business operation, sharing a commit with concurrent
