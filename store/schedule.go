@@ -258,6 +258,41 @@ func (s *Store) RunJob(j Job) error {
 	return nil
 }
 
+// NextFirst returns the first attempt queued right after j's in j's entity
+// queue, with what it takes to send it, once j's attempt has been made: the
+// dispatcher sends it at once, in event order, instead of waiting for j's
+// record to schedule it. ok is false when j has no entity or none follows.
+func (s *Store) NextFirst(j Job) (next Job, ok bool, err error) {
+	if j.Entity == "" || len(j.Key) != 16 {
+		return Job{}, false, nil
+	}
+	err = s.view(func(t *txn) error {
+		prefix := queuePrefix(j.Env, j.Entity)
+		own := append(bytes.Clone(prefix), j.Key[8:]...)
+		c := t.Bucket(bucketQueue).Cursor()
+		k, v := c.Seek(own)
+		if bytes.Equal(k, own) {
+			k, v = c.Next()
+		}
+		if k == nil || !bytes.HasPrefix(k, prefix) || len(v) < 16 {
+			return nil
+		}
+		var err error
+		if next, err = parseJob(v[:16], v[16:]); err != nil {
+			return nil // an unreadable entry waits for the schedule, where RunJob drops it
+		}
+		if next.Kind == JobDelivery {
+			next.Delivery, err = t.deliveryTask(next, map[string]destination{})
+			if err != nil {
+				return nil // likewise: RunJob drops it once it is scheduled
+			}
+		}
+		ok = next.Kind == JobDelivery
+		return nil
+	})
+	return next, ok, err
+}
+
 // metaQueue marks a file whose first attempts wait in entity queues.
 var metaQueue = []byte("schedule_queue")
 
