@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -108,13 +109,12 @@ func addConfigFlags(cmd *cobra.Command, f *configFlags) {
 	cmd.Flags().StringVar(&f.db, "db", "", "bbolt database `FILE` (overrides db; default complybox.db)")
 }
 
-// withStore opens the db named by the configuration for a one-shot command,
-// runs fn and closes the db. With mustExist, a missing db file is an error
-// instead of a new empty db.
-func (a *app) withStore(f configFlags, mustExist bool, fn func(st *store.Store, cfg Config) error) (err error) {
+// config loads the configuration of a one-shot command and logs its
+// warnings. With mustExist, a missing db file is an error.
+func (a *app) config(f configFlags, mustExist bool) (Config, *slog.Logger, error) {
 	cfg, warnings, err := loadConfig(f, a.environ)
 	if err != nil {
-		return err
+		return Config{}, nil, err
 	}
 	logger := newLogger(cfg.Log, a.stderr)
 	for _, w := range warnings {
@@ -122,10 +122,21 @@ func (a *app) withStore(f configFlags, mustExist bool, fn func(st *store.Store, 
 	}
 	if mustExist {
 		if _, err := os.Stat(cfg.DB); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("the db file %s does not exist", cfg.DB)
+			return Config{}, nil, fmt.Errorf("the db file %s does not exist", cfg.DB)
 		} else if err != nil {
-			return err
+			return Config{}, nil, err
 		}
+	}
+	return cfg, logger, nil
+}
+
+// withStore opens the db named by the configuration for a one-shot command,
+// runs fn and closes the db. With mustExist, a missing db file is an error
+// instead of a new empty db.
+func (a *app) withStore(f configFlags, mustExist bool, fn func(st *store.Store, cfg Config) error) (err error) {
+	cfg, logger, err := a.config(f, mustExist)
+	if err != nil {
+		return err
 	}
 	st, err := store.Open(cfg.DB, store.Options{Logger: logger})
 	if err != nil {

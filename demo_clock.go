@@ -95,7 +95,7 @@ func (d *demo) clock() error {
 		return err
 	}
 	if dl.Status != "dead" || len(dl.Attempts) != 5 {
-		return fmt.Errorf("delivery %s is %s after %d attempts, want dead after 5", test.DeliveryID, dl.Status, len(dl.Attempts))
+		return fmt.Errorf("delivery %s is %s after %d attempts, want dead after 5: %+v", test.DeliveryID, dl.Status, len(dl.Attempts), dl.Attempts)
 	}
 	var at []string
 	for _, a := range dl.Attempts {

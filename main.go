@@ -65,6 +65,8 @@ func newRootCmd(a *app) *cobra.Command {
 		newCredentialsCmd(a),
 		newConsoleCmd(a),
 		newBackupCmd(a),
+		newSeedCmd(a),
+		newCompactCmd(a),
 		newDemoCmd(a),
 		newVerifySignatureCmd(a),
 		newVersionCmd(),

@@ -26,6 +26,14 @@ type Store interface {
 	URLPolicy() urlpolicy.Policy
 }
 
+// nextFirster is what the dispatcher uses, when the store offers it, to
+// send the first attempts queued behind one entity's in a row: the next one
+// of the entity goes as soon as the previous attempt has ended, while that
+// attempt is being recorded, in event order.
+type nextFirster interface {
+	NextFirst(j store.Job) (store.Job, bool, error)
+}
+
 // Config configures the dispatcher; zero values take SPEC defaults.
 type Config struct {
 	PollInterval   time.Duration   // 5s
@@ -85,8 +93,9 @@ type Dispatcher struct {
 	log    *slog.Logger
 	sender *sender
 
-	wake    chan struct{}
-	running atomic.Bool
+	wake     chan struct{}
+	running  atomic.Bool
+	stopping atomic.Bool // Run's context is done: start nothing new
 
 	mu       sync.Mutex
 	inflight map[string]*lease // Job.Claim() -> its lease, until recorded
@@ -198,6 +207,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
+			d.stopping.Store(true)
 			d.drain()
 			return nil
 		case <-d.wake:
@@ -344,6 +354,11 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 	if !res.Success {
 		res.RetryAt = d.retryAt(j.Delivery.RoundAttempt, res)
 	}
+	if next, nl, ok := d.chain(j); ok {
+		freed = true // the concurrency slot passes to next
+		d.wg.Add(1)
+		go d.do(next, nl)
+	}
 	free()
 	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
 		failed = true
@@ -351,6 +366,35 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 		return
 	}
 	d.recorded(j, res.AttemptResult)
+}
+
+// chain claims the first attempt queued right after j's in its entity,
+// once j's attempt has ended, so that a busy entity's first attempts go out
+// one after another without waiting for each record's commit. Nothing else
+// can have sent that one: the schedule offers it only after j's record,
+// which comes after this.
+func (d *Dispatcher) chain(j store.Job) (store.Job, *lease, bool) {
+	nf, ok := d.st.(nextFirster)
+	if !ok || j.Entity == "" || d.stopping.Load() {
+		return store.Job{}, nil, false
+	}
+	next, ok, err := nf.NextFirst(j)
+	if err != nil {
+		d.log.Error("dispatch: reading the next first attempt", "delivery", j.ID, "err", err)
+		return store.Job{}, nil, false
+	}
+	if !ok {
+		return store.Job{}, nil, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if l, held := d.inflight[next.Claim()]; (held && time.Now().Before(l.until)) || d.advancing[next.Env] {
+		return store.Job{}, nil, false // in flight, or its clock is moving: Advance runs it
+	}
+	l := &lease{until: time.Now().Add(d.leaseTime())}
+	d.inflight[next.Claim()] = l
+	d.envBusy[next.Env]++ // as claim counts it: a clock move waits for it
+	return next, l, true
 }
 
 // retryAt returns when the next attempt after failed attempt n of a round is

@@ -81,3 +81,23 @@ func FailCommits(s *Store, fault func() error) {
 
 // SetDecodeLimiter replaces the store's image decode limiter.
 func SetDecodeLimiter(s *Store, l *imagecheck.Limiter) { s.decodes = l }
+
+// EnqueueN records n events of one entity in one operation; data is the
+// event's index.
+func (s *Store) EnqueueN(env Env, dest, eventType, entityType, entityID string, n int) error {
+	return s.update(func(t *txn) error {
+		for i := range n {
+			if err := t.enqueue(env, dest, eventType, entityType, entityID, map[string]int{"n": i}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ScheduleReads is how many schedule entries Due has read so far.
+func (s *Store) ScheduleReads() int64 { return s.stats.scheduleReads.Load() }
+
+// OpenReads is how many records Open (ResumeSimulator) has read beyond the
+// fixed configuration.
+func (s *Store) OpenReads() int64 { return s.stats.openReads.Load() }

@@ -93,6 +93,9 @@ func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
 			msg := r.Error
 			a.ErrorMessage = &msg
 		}
+		if err := t.finishFirst(j); err != nil {
+			return err
+		}
 		d.Attempts = append(d.Attempts, a)
 		d.AttemptCount++
 		d.LastAttemptAt = a.AttemptedAt

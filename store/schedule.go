@@ -2,11 +2,15 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // Job kinds: the durable schedule holds webhook deliveries and the sandbox
@@ -59,9 +63,13 @@ func (t *txn) schedule(due time.Time, kind string, env Env, id string) ([]byte, 
 }
 
 // scheduleEntity is schedule for a delivery's first attempt: entity orders
-// it after earlier first attempts of the same entity.
+// it after earlier first attempts of the same entity. Those wait in the
+// entity's queue (bucketQueue) and only its head is in the schedule, so the
+// dispatcher never reads the ones behind it; finishFirst schedules the next
+// when the head's first attempt ends. The key returned is the job's schedule
+// key from the start, whether it is scheduled now or later.
 func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity string) ([]byte, error) {
-	b := t.Bucket(bucketSchedule)
+	b := t.sched()
 	seq, err := b.NextSequence()
 	if err != nil {
 		return nil, err
@@ -70,6 +78,16 @@ func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity str
 	v := kind + "|" + string(env) + "|" + id
 	if entity != "" {
 		v += "\n" + entity
+		prefix := queuePrefix(env, entity)
+		q := t.Bucket(bucketQueue)
+		head, _ := q.Cursor().Seek(prefix)
+		waiting := head != nil && bytes.HasPrefix(head, prefix)
+		if err := q.Put(append(prefix, key[8:]...), append(bytes.Clone(key), v...)); err != nil {
+			return nil, err
+		}
+		if waiting {
+			return key, nil
+		}
 	}
 	if err := b.Put(key, []byte(v)); err != nil {
 		return nil, err
@@ -78,12 +96,54 @@ func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity str
 	return key, nil
 }
 
+// queuePrefix is the key prefix of an entity's queue of first attempts:
+// the length of "env|entity" as a uvarint, then the bytes, so no entity's
+// prefix is another's. A job's schedule sequence follows, so the queue is
+// in event order.
+func queuePrefix(env Env, entity string) []byte {
+	e := string(env) + "|" + entity
+	return append(binary.AppendUvarint(nil, uint64(len(e))), e...)
+}
+
+// finishFirst ends the first attempt of j, a job scheduled with an entity:
+// it leaves its entity's queue and the next one of that entity, if any, is
+// scheduled under the key it was given when it was enqueued. It does nothing
+// for other jobs or once done.
+func (t *txn) finishFirst(j Job) error {
+	if j.Entity == "" || len(j.Key) != 16 {
+		return nil
+	}
+	prefix := queuePrefix(j.Env, j.Entity)
+	q := t.Bucket(bucketQueue)
+	own := append(bytes.Clone(prefix), j.Key[8:]...)
+	if q.Get(own) == nil {
+		return nil
+	}
+	if err := q.Delete(own); err != nil {
+		return err
+	}
+	k, v := q.Cursor().Seek(prefix)
+	if k == nil || !bytes.HasPrefix(k, prefix) || len(v) < 16 {
+		return nil
+	}
+	t.woken = true
+	return t.sched().Put(bytes.Clone(v[:16]), bytes.Clone(v[16:]))
+}
+
+// sched returns the schedule bucket. Its keys start with the due time, so
+// most inserts append; pages split full.
+func (t *txn) sched() *bolt.Bucket {
+	b := t.Bucket(bucketSchedule)
+	b.FillPercent = appendFillPercent
+	return b
+}
+
 // unschedule removes the job at key, if any.
 func (t *txn) unschedule(key []byte) error {
 	if len(key) == 0 {
 		return nil
 	}
-	return t.Bucket(bucketSchedule).Delete(key)
+	return t.sched().Delete(key)
 }
 
 // parseJob reads a schedule entry: "kind|env|id", then "\n" and the entity
@@ -109,13 +169,14 @@ func parseJob(k, v []byte) (Job, error) {
 // due time of the next job after now (zero when there is none or the scan
 // stopped at limit). now is the store's clock (Now): a sandbox job is due
 // by the sandbox test clock, now plus its offset, and the next due time is
-// given on the store's clock. It passes over jobs whose Claim skip reports (work in
-// flight; skip gets the claim's bytes, valid only during the call) and over
-// a delivery's first attempt while an earlier first attempt of the same
-// entity is still scheduled; neither counts towards limit, so blocked work
-// never hides due work behind it, and neither is parsed. Delivery jobs come
-// with what it takes to send them; one that cannot be sent has a nil
-// Delivery and should go to RunJob, which drops it. An unreadable entry is
+// given on the store's clock. It passes over jobs whose Claim skip reports
+// (work in flight; skip gets the claim's bytes, valid only during the
+// call); they do not count towards limit, so work in flight never hides due
+// work behind it, and are not parsed. Of the first attempts of one entity
+// only the earliest is in the schedule (scheduleEntity), so Due reads the
+// due work and the work in flight, never a backlog queued behind them.
+// Delivery jobs come with what it takes to send them; one that cannot be
+// sent has a nil Delivery and should go to RunJob, which drops it. An unreadable entry is
 // returned with an empty Kind, for RunJob to drop.
 func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]Job, time.Time, error) {
 	var out []Job
@@ -124,10 +185,10 @@ func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]J
 	end, sandboxEnd := uint64(now.UnixNano()), uint64(now.Add(offset).UnixNano())
 	err := s.view(func(t *txn) error {
 		out, next = nil, time.Time{}
-		var entities map[string]bool
 		var dests map[string]destination
-		c := t.Bucket(bucketSchedule).Cursor()
+		c := t.sched().Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+			s.stats.scheduleReads.Add(1)
 			if len(k) >= 8 && btoi(k[:8]) > end {
 				// Past now only sandbox jobs may be due, up to the sandbox
 				// clock; anything after that is due no sooner than its key
@@ -144,14 +205,6 @@ func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]J
 			claim := v
 			if i := bytes.IndexByte(v, '\n'); i >= 0 {
 				claim = v[:i]
-				// Only the earliest first attempt of an entity is due.
-				if entities[string(v[i+1:])] {
-					continue
-				}
-				if entities == nil {
-					entities = map[string]bool{}
-				}
-				entities[string(v[i+1:])] = true
 			}
 			if skip != nil && skip(claim) {
 				continue
@@ -195,11 +248,14 @@ func (s *Store) RunJob(j Job) error {
 	var cannot error // why the job can never succeed
 	err := s.updateIn(j.Env, func(t *txn) error {
 		cannot = nil
-		b := t.Bucket(bucketSchedule)
+		b := t.sched()
 		if b.Get(j.Key) == nil {
 			return nil
 		}
 		if err := b.Delete(j.Key); err != nil {
+			return err
+		}
+		if err := t.finishFirst(j); err != nil { // the entity's next first attempt is due now
 			return err
 		}
 		var err error
@@ -241,6 +297,9 @@ func (s *Store) RunJob(j Job) error {
 				return nil // done meanwhile
 			}
 			if err := t.unschedule(j.Key); err != nil {
+				return err
+			}
+			if err := t.finishFirst(j); err != nil {
 				return err
 			}
 			return t.repairJob(j, cannot, minimal)
@@ -302,4 +361,83 @@ func (t *txn) repairJob(j Job, cause error, minimal bool) error {
 		return t.hold(j.Env, a)
 	}
 	return nil
+}
+
+// NextFirst returns the first attempt queued right after j's in j's entity
+// queue, with what it takes to send it, once j's attempt has been made: the
+// dispatcher sends it at once, in event order, instead of waiting for j's
+// record to schedule it. ok is false when j has no entity or none follows.
+func (s *Store) NextFirst(j Job) (next Job, ok bool, err error) {
+	if j.Entity == "" || len(j.Key) != 16 {
+		return Job{}, false, nil
+	}
+	err = s.view(func(t *txn) error {
+		prefix := queuePrefix(j.Env, j.Entity)
+		own := append(bytes.Clone(prefix), j.Key[8:]...)
+		c := t.Bucket(bucketQueue).Cursor()
+		k, v := c.Seek(own)
+		if bytes.Equal(k, own) {
+			k, v = c.Next()
+		}
+		if k == nil || !bytes.HasPrefix(k, prefix) || len(v) < 16 {
+			return nil
+		}
+		var err error
+		if next, err = parseJob(v[:16], v[16:]); err != nil {
+			return nil // an unreadable entry waits for the schedule, where RunJob drops it
+		}
+		if next.Kind == JobDelivery {
+			next.Delivery, err = t.deliveryTask(next, map[string]destination{})
+			if err != nil {
+				return nil // likewise: RunJob drops it once it is scheduled
+			}
+		}
+		ok = next.Kind == JobDelivery
+		return nil
+	})
+	return next, ok, err
+}
+
+// metaQueue marks a file whose first attempts wait in entity queues.
+var metaQueue = []byte("schedule_queue")
+
+// migrateQueue moves a file written before entity queues existed to them,
+// once: every first attempt joins its entity's queue and only each queue's
+// head stays scheduled. On any later open it reads one meta key.
+func migrateQueue(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta.Get(metaQueue) != nil {
+		return nil
+	}
+	sched, q := tx.Bucket(bucketSchedule), tx.Bucket(bucketQueue)
+	type entry struct{ k, v []byte }
+	var queued []entry
+	err := sched.ForEach(func(k, v []byte) error {
+		if len(k) == 16 && bytes.IndexByte(v, '\n') >= 0 {
+			queued = append(queued, entry{bytes.Clone(k), bytes.Clone(v)})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// In schedule sequence order, which is the order they were enqueued.
+	slices.SortFunc(queued, func(a, b entry) int { return bytes.Compare(a.k[8:], b.k[8:]) })
+	for _, e := range queued {
+		j, err := parseJob(e.k, e.v)
+		if err != nil {
+			continue
+		}
+		prefix := queuePrefix(j.Env, j.Entity)
+		head, _ := q.Cursor().Seek(prefix)
+		if head != nil && bytes.HasPrefix(head, prefix) {
+			if err := sched.Delete(e.k); err != nil {
+				return err
+			}
+		}
+		if err := q.Put(append(prefix, e.k[8:]...), append(e.k, e.v...)); err != nil {
+			return err
+		}
+	}
+	return meta.Put(metaQueue, []byte("1"))
 }

@@ -7,11 +7,13 @@ import (
 )
 
 // The in-flight index of each environment ("inflight") names every record
-// that waits for scheduled work, so that start-up can check the schedule
-// for exactly those, whatever the size of the file:
+// that waits for scheduled work, with the schedule key of that work, so
+// that start-up checks the schedule for exactly those and decodes only the
+// records whose work is missing, whatever the size of the file:
 //
-//	"chain|" + transaction id   a transaction not in a terminal status
-//	"review|" + externalUserId  an applicant with a sandbox review job
+//	"chain|" + transaction id   -> its simulator step's key (empty: none);
+//	                               a transaction not in a terminal status
+//	"review|" + externalUserId  -> its sandbox review job's key
 //
 // It is kept by putTransactionBytes and putApplicant, in the transaction
 // that changes the record.
@@ -32,7 +34,7 @@ func (t *txn) trackTransaction(env Env, x diskTransaction) error {
 	if x.Final || terminal(x.Status) {
 		return b.Delete(k)
 	}
-	return b.Put(k, nil)
+	return b.Put(k, x.ChainKey)
 }
 
 // trackReview keeps a's entry in the in-flight index.
@@ -45,7 +47,7 @@ func (t *txn) trackReview(env Env, a *diskApplicant) error {
 	if a.ReviewJob == nil {
 		return b.Delete(k)
 	}
-	return b.Put(k, nil)
+	return b.Put(k, a.ReviewJob)
 }
 
 // reconcile makes the schedule hold the work every record in flight waits
@@ -62,12 +64,18 @@ func (s *Store) reconcile() error {
 			if err := t.buildInflight(env); err != nil {
 				return err
 			}
+			// Work that is still scheduled needs no look at its record.
 			var keys []string
 			c := t.env(env, bucketInflight).Cursor()
-			for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				chain := strings.HasPrefix(string(k), inflightChain)
+				if (chain && !t.s.settings.Chain.AutoAdvance) || (len(v) > 0 && sched.Get(v) != nil) {
+					continue
+				}
 				keys = append(keys, string(k))
 			}
 			for _, k := range keys {
+				s.stats.openReads.Add(1)
 				var err error
 				if id, ok := strings.CutPrefix(k, inflightChain); ok {
 					err = t.reconcileTransaction(env, id, sched.Get)
@@ -96,8 +104,11 @@ func (t *txn) reconcileTransaction(env Env, id string, scheduled func([]byte) []
 	if x.Final || terminal(x.Status) {
 		return t.trackTransaction(env, x)
 	}
-	if !t.s.settings.Chain.AutoAdvance || (x.ChainKey != nil && scheduled(x.ChainKey) != nil) {
+	if !t.s.settings.Chain.AutoAdvance {
 		return nil
+	}
+	if x.ChainKey != nil && scheduled(x.ChainKey) != nil {
+		return t.trackTransaction(env, x) // index entries of older files lack the key
 	}
 	if x.ChainKey != nil {
 		t.s.log.Warn("schedule: a transaction's simulator step was lost; scheduled again", "env", env, "transaction", id)
@@ -119,7 +130,7 @@ func (t *txn) reconcileReview(env Env, extID string, scheduled func([]byte) []by
 		return err
 	}
 	if a.ReviewJob != nil && scheduled(a.ReviewJob) != nil {
-		return nil
+		return t.trackReview(env, a) // index entries of older files lack the key
 	}
 	if a.ReviewJob == nil || !a.InReview || a.erased() {
 		a.ReviewJob = nil

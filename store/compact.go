@@ -1,0 +1,49 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// compactTxSize bounds the bytes copied per write transaction of Compact, so
+// a large file never makes one huge transaction.
+const compactTxSize = 64 << 20
+
+// Compact writes a compacted copy of the db at src to dst (bbolt's
+// compaction: every bucket rewritten with full pages, free pages dropped).
+// src must not be in use; dst must not exist. Returns ENOTFOUND when src
+// does not exist.
+func Compact(src, dst string) error {
+	if _, err := os.Stat(src); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return NotFound("db", src)
+		}
+		return err
+	}
+	from, err := bolt.Open(src, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return fmt.Errorf("open %s: the file is in use by another process", src)
+		}
+		return fmt.Errorf("open %s: %w", src, err)
+	}
+	defer from.Close()
+	to, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: time.Second, NoSync: true})
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dst, err)
+	}
+	if err := bolt.Compact(to, from, compactTxSize); err != nil {
+		to.Close()
+		return fmt.Errorf("compact %s: %w", src, err)
+	}
+	if err := to.Sync(); err != nil {
+		to.Close()
+		return err
+	}
+	return to.Close()
+}

@@ -1,0 +1,97 @@
+package store_test
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/complybox/complybox/store"
+)
+
+// TestOpenReadsOnlyStalled: with hundreds of transactions in the file, Open
+// reads only the few in flight that wait for a simulator step (created while
+// it was off), gives each a step, and reads nothing on the next open.
+func TestOpenReadsOnlyStalled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "test.db")
+	clock := store.NewManualClock(testStart)
+	open := func(auto bool) *store.Store {
+		t.Helper()
+		s, _ := mustOpen(t, path, store.Options{Now: clock.Now,
+			Settings: store.Settings{Chain: store.ChainSettings{AutoAdvance: auto, StepDelay: 3 * time.Second}}})
+		return s
+	}
+	deposits := func(s *store.Store, n int) []string {
+		t.Helper()
+		v, err := s.CreateVault(store.Sandbox, store.VaultInput{Name: ptr("v")}, store.Idem{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := s.CreateWallet(store.Sandbox, v.VaultID, store.WalletInput{AssetSymbol: ptr("BTC")}, store.Idem{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				x, err := s.CreateDeposit(store.Sandbox, store.DepositInput{WalletID: &w.WalletID, Amount: ptr("1")}, store.Idem{})
+				ids[i] = x.TransactionID
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ids
+	}
+
+	s := open(true)
+	scheduled := deposits(s, 400) // each has its simulator step
+	for _, id := range scheduled[:100] {
+		if _, err := s.FailTransaction(store.Sandbox, id, "test"); err != nil { // final
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s = open(false)
+	stalled := deposits(s, 3)
+	s.Close()
+
+	s = open(true)
+	if got := s.OpenReads(); got != int64(len(stalled)) {
+		t.Errorf("open read %d records, want the %d stalled transactions", got, len(stalled))
+	}
+	clock.Advance(3 * time.Second)
+	jobs, _, err := s.Due(clock.Now(), 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]bool{}
+	for _, j := range jobs {
+		if j.Kind == store.JobChainStep {
+			steps[j.ID] = true
+		}
+	}
+	for _, id := range append(stalled, scheduled[100:]...) {
+		if !steps[id] {
+			t.Fatalf("transaction %s in flight has no simulator step", id)
+		}
+	}
+	if len(steps) != 303 {
+		t.Errorf("%d simulator steps, want 303", len(steps))
+	}
+	s.Close()
+
+	s = open(true)
+	if got := s.OpenReads(); got != 0 {
+		t.Errorf("second open read %d records, want 0", got)
+	}
+}
