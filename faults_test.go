@@ -165,9 +165,19 @@ func TestKill9Repeatedly(t *testing.T) {
 	from := mustCall("POST", "/vaults/"+vault+"/wallets", map[string]any{"assetSymbol": "BTC"}, 201)["walletId"].(string)
 	to := mustCall("POST", "/vaults/"+vault+"/wallets", map[string]any{"assetSymbol": "BTC"}, 201)["walletId"].(string)
 	mustCall("POST", "/sandbox/deposits", map[string]any{"walletId": from, "amount": "100000"}, 201)
+	// A company whose beneficial-owner rows are spawned concurrently, two
+	// workers racing on the same row: each row must end with one child.
+	const rows = 6
+	var owners []map[string]any
+	for n := range rows {
+		owners = append(owners, map[string]any{"fullName": fmt.Sprintf("Owner Number%d", n), "roles": []string{"director"}})
+	}
+	mustCall("POST", "/v1/applicants", map[string]any{"externalUserId": "kill-co", "type": "company", "companyName": "Kill Co",
+		"registrationNumber": "HRB 9", "country": "DEU", "ubos": owners}, 201)
 
 	var ackMu sync.Mutex
 	var applicants, transfers []string
+	children := map[int]string{} // row -> the child applicant id an acknowledged spawn answered
 	client := &http.Client{Timeout: 5 * time.Second}
 	seq := 0
 	for kill := range kills + 1 {
@@ -190,7 +200,7 @@ func TestKill9Repeatedly(t *testing.T) {
 						return
 					default:
 					}
-					switch (c + i) % 3 {
+					switch (c + i) % 4 {
 					case 0:
 						ackMu.Lock()
 						seq++
@@ -211,8 +221,20 @@ func TestKill9Repeatedly(t *testing.T) {
 							transfers = append(transfers, x.TransactionID)
 							ackMu.Unlock()
 						}
-					default:
+					case 2:
 						try(client, "POST", p.URL+"/webhooks/outbound/test", key, secret, nil)
+					default:
+						row := (i / 4) % rows // workers 0 and 2, and 1 and 3, take the same rows
+						status, b, err := try(client, "POST", fmt.Sprintf("%s/v1/applicants/kill-co/ubos/%d/spawn-kyc", p.URL, row), key, secret, nil)
+						var x struct{ ChildApplicantID string }
+						if err == nil && (status == 201 || status == 200) && json.Unmarshal(b, &x) == nil {
+							ackMu.Lock()
+							if prev, ok := children[row]; ok && prev != x.ChildApplicantID {
+								t.Errorf("row %d answered child %s, then %s", row, prev, x.ChildApplicantID)
+							}
+							children[row] = x.ChildApplicantID
+							ackMu.Unlock()
+						}
 					}
 				}
 			}()
@@ -225,7 +247,7 @@ func TestKill9Repeatedly(t *testing.T) {
 		close(stop)
 		wg.Wait()
 	}
-	t.Logf("%d kills: %d applicants and %d transfers acknowledged", kills, len(applicants), len(transfers))
+	t.Logf("%d kills: %d applicants, %d transfers and %d spawned rows acknowledged", kills, len(applicants), len(transfers), len(children))
 
 	// Drain: every transaction final, every delivery delivered.
 	deadline := time.Now().Add(60 * time.Second)
@@ -253,6 +275,25 @@ func TestKill9Repeatedly(t *testing.T) {
 	for _, ext := range applicants {
 		if !listed[ext] {
 			t.Errorf("acknowledged applicant %s is missing", ext)
+		}
+	}
+	var ubos struct{ Items []map[string]any }
+	status, b := call(t, "GET", p.URL+"/v1/applicants/kill-co/ubos", key, secret, nil)
+	if status != 200 || json.Unmarshal(b, &ubos) != nil || len(ubos.Items) != rows {
+		t.Fatalf("GET ubos: %d %s", status, b)
+	}
+	for n, r := range ubos.Items {
+		want, acked := children[n]
+		linked, _ := r["linkedApplicantId"].(string)
+		if acked && linked != want {
+			t.Errorf("row %d links child %q; an acknowledged spawn answered %s", n, linked, want)
+		}
+		if linked == "" {
+			continue
+		}
+		child := mustCall("GET", fmt.Sprintf("/v1/applicants/%v", r["childExternalUserId"]), nil, 200)
+		if child["id"] != linked {
+			t.Errorf("row %d links %s, its child applicant is %v", n, linked, child["id"])
 		}
 	}
 	txs := map[string]string{}
