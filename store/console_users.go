@@ -201,6 +201,21 @@ func (s *Store) AddConsoleUser(name, role, password, actor string) (ConsoleUser,
 // SetConsoleUserPassword sets the password of the operator name and ends
 // that operator's sessions. Returns EINVALID and ENOTFOUND.
 func (s *Store) SetConsoleUserPassword(name, password, actor string) error {
+	return s.setConsolePassword(name, password, actor, false)
+}
+
+// SetConsolePassword sets the password of the first admin
+// (ConsoleFirstAdmin), creating the account with the admin role when it
+// does not exist, and ends its sessions: `complybox console set-password`.
+// Returns EINVALID for a password shorter than 8 characters or longer
+// than 72 bytes.
+func (s *Store) SetConsolePassword(password string) error {
+	return s.setConsolePassword(ConsoleFirstAdmin, password, ConsoleCLIActor, true)
+}
+
+// setConsolePassword sets the password of operator name, creating it as an
+// admin when create is set and it does not exist, and ends its sessions.
+func (s *Store) setConsolePassword(name, password, actor string, create bool) error {
 	if err := checkConsolePassword(password); err != nil {
 		return err
 	}
@@ -217,7 +232,10 @@ func (s *Store) SetConsoleUserPassword(name, password, actor string) error {
 		if err != nil {
 			return err
 		}
-		if u == nil {
+		switch {
+		case u == nil && create:
+			u = &diskConsoleUser{ConsoleUser: ConsoleUser{Name: name, Role: ConsoleAdmin, CreatedAt: At(t.now)}}
+		case u == nil:
 			return NotFound("operator", name)
 		}
 		u.Hash, u.UpdatedAt = hash, At(t.now)
@@ -229,43 +247,6 @@ func (s *Store) SetConsoleUserPassword(name, password, actor string) error {
 			return err
 		}
 		return t.consoleEvent(Envs(), "console.password_set", map[string]any{"name": name, "sessionsEnded": n, "operator": actor})
-	})
-}
-
-// SetConsolePassword sets the password of the first admin
-// (ConsoleFirstAdmin), creating the account with the admin role when it
-// does not exist, and ends its sessions: `complybox console set-password`.
-// Returns EINVALID for a password shorter than 8 characters or longer
-// than 72 bytes.
-func (s *Store) SetConsolePassword(password string) error {
-	if err := checkConsolePassword(password); err != nil {
-		return err
-	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.pwCost)
-	if err != nil {
-		return err
-	}
-	return s.update(func(t *txn) error {
-		b, err := t.consoleUsersWrite()
-		if err != nil {
-			return err
-		}
-		u, err := getConsoleUser(b, ConsoleFirstAdmin)
-		if err != nil {
-			return err
-		}
-		if u == nil {
-			u = &diskConsoleUser{ConsoleUser: ConsoleUser{Name: ConsoleFirstAdmin, Role: ConsoleAdmin, CreatedAt: At(t.now)}}
-		}
-		u.Hash, u.UpdatedAt = hash, At(t.now)
-		if err := putConsoleUser(b, u); err != nil {
-			return err
-		}
-		n, err := endConsoleSessions(b, ConsoleFirstAdmin)
-		if err != nil {
-			return err
-		}
-		return t.consoleEvent(Envs(), "console.password_set", map[string]any{"name": ConsoleFirstAdmin, "sessionsEnded": n, "operator": ConsoleCLIActor})
 	})
 }
 
