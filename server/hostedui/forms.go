@@ -100,17 +100,28 @@ func (ui *UI) Return(w http.ResponseWriter, r *http.Request, ps httprouter.Param
 	http.Redirect(w, r, string(st.RedirectURL), http.StatusSeeOther)
 }
 
+// openForm reads the session of token and parses the form posted for
+// step. It answers the failure itself (the 410 page, or step's page with
+// the error) and reports whether the caller goes on.
+func (ui *UI) openForm(w http.ResponseWriter, r *http.Request, token, step string) (store.SDKState, bool) {
+	st, err := ui.store.SDKView(token)
+	if err != nil {
+		ui.fail(w, r, err)
+		return st, false
+	}
+	if err := r.ParseForm(); err != nil {
+		ui.formError(w, r, token, step, store.Invalid("body", "malformed form"), nil)
+		return st, false
+	}
+	return st, true
+}
+
 // PostPersonalInfo takes the personal (or company) data form. An input
 // left empty clears a value the applicant gave before.
 func (ui *UI) PostPersonalInfo(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
-	st, err := ui.store.SDKView(token)
-	if err != nil {
-		ui.fail(w, r, err)
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		ui.formError(w, r, token, "personal", store.Invalid("body", "malformed form"), nil)
+	st, ok := ui.openForm(w, r, token, "personal")
+	if !ok {
 		return
 	}
 	in := map[string]json.RawMessage{}
@@ -131,7 +142,7 @@ func (ui *UI) PostPersonalInfo(w http.ResponseWriter, r *http.Request, ps httpro
 			in[f.Name] = json.RawMessage("null")
 		}
 	}
-	st, err = ui.store.SDKPersonalInfo(token, in)
+	st, err := ui.store.SDKPersonalInfo(token, in)
 	if err != nil {
 		ui.formError(w, r, token, "personal", err, r.PostForm)
 		return
@@ -163,13 +174,8 @@ func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httproute
 // boolean answer is "true" or "false"; an empty input is no answer.
 func (ui *UI) PostQuestionnaire(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
-	st, err := ui.store.SDKView(token)
-	if err != nil {
-		ui.fail(w, r, err)
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		ui.formError(w, r, token, "questionnaire", store.Invalid("body", "malformed form"), nil)
+	st, ok := ui.openForm(w, r, token, "questionnaire")
+	if !ok {
 		return
 	}
 	answers := map[string]json.RawMessage{}
@@ -186,7 +192,7 @@ func (ui *UI) PostQuestionnaire(w http.ResponseWriter, r *http.Request, ps httpr
 		}
 		answers[q.ID] = b
 	}
-	st, err = ui.store.SDKAnswers(token, answers)
+	st, err := ui.store.SDKAnswers(token, answers)
 	if err != nil {
 		ui.formError(w, r, token, "questionnaire", err, r.PostForm)
 		return
