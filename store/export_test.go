@@ -101,3 +101,6 @@ func (s *Store) ScheduleReads() int64 { return s.stats.scheduleReads.Load() }
 // OpenReads is how many records Open (ResumeSimulator) has read beyond the
 // fixed configuration.
 func (s *Store) OpenReads() int64 { return s.stats.openReads.Load() }
+
+// InflightReads is how many entries of the in-flight index Open has read.
+func (s *Store) InflightReads() int64 { return s.stats.inflightReads.Load() }

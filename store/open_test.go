@@ -94,4 +94,15 @@ func TestOpenReadsOnlyStalled(t *testing.T) {
 	if got := s.OpenReads(); got != 0 {
 		t.Errorf("second open read %d records, want 0", got)
 	}
+	if got := s.InflightReads(); got != 303 {
+		t.Errorf("second open read %d in-flight entries, want the 303 transactions in flight", got)
+	}
+	s.Close()
+
+	// With the simulator off nothing waits for a step: the transactions'
+	// entries are not read at all, however many there are.
+	s = open(false)
+	if got := s.InflightReads(); got != 0 {
+		t.Errorf("open with the simulator off read %d in-flight entries, want 0", got)
+	}
 }

@@ -93,6 +93,7 @@ type Store struct {
 type stats struct {
 	scheduleReads atomic.Int64 // schedule entries Due read
 	openReads     atomic.Int64 // records Open read beyond the fixed configuration
+	inflightReads atomic.Int64 // in-flight index entries Open read
 }
 
 // Open opens (creating if needed) the db at path and prepares its buckets.
