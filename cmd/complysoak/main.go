@@ -312,7 +312,7 @@ func discover(ctx context.Context, a *api) (*fixture, error) {
 		return out, nil
 	}
 	var err error
-	if f.applicants, err = items("/v1/applicants?limit=100", "id"); err != nil {
+	if f.applicants, err = items("/v1/applicants?limit=100", "externalUserId"); err != nil {
 		return nil, err
 	}
 	if f.transactions, err = items("/transactions?limit=100", "transactionId"); err != nil {
@@ -321,17 +321,16 @@ func discover(ctx context.Context, a *api) (*fixture, error) {
 	if f.entities, err = items("/webhooks/deliveries?limit=100", "entityId"); err != nil {
 		return nil, err
 	}
-	for _, id := range f.transactions {
-		m, err := a.obj(ctx, "GET", "/transactions/"+id, nil)
+	vaults, err := items("/vaults?limit=20", "vaultId")
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vaults {
+		ws, err := items("/vaults/"+v+"/wallets", "walletId")
 		if err != nil {
 			return nil, err
 		}
-		if w, _ := m["destinationWalletId"].(string); w != "" && !slices.Contains(f.wallets, w) {
-			f.wallets = append(f.wallets, w)
-		}
-	}
-	if len(f.wallets) == 0 {
-		return nil, errors.New("no wallet found in the first transactions")
+		f.wallets = append(f.wallets, ws...)
 	}
 	v, err := a.obj(ctx, "POST", "/vaults", map[string]any{"name": "complysoak"})
 	if err != nil {
@@ -383,7 +382,7 @@ func readOps() []op {
 	return []op{
 		g("GET /v1/applicants/{id}", func(f *fixture) string { return "/v1/applicants/" + f.pick(f.applicants) }),
 		g("GET /v1/applicants?limit=10", func(*fixture) string { return "/v1/applicants?limit=10" }),
-		g("GET /v1/applicants?reviewStatus=init&limit=10", func(*fixture) string { return "/v1/applicants?reviewStatus=init&limit=10" }),
+		g("GET /v1/applicants?reviewStatus=pending&limit=10", func(*fixture) string { return "/v1/applicants?reviewStatus=pending&limit=10" }),
 		g("GET /v1/applicants?reviewStatus=completed&limit=10", func(*fixture) string { return "/v1/applicants?reviewStatus=completed&limit=10" }),
 		g("GET /transactions/{id}", func(f *fixture) string { return "/transactions/" + f.pick(f.transactions) }),
 		g("GET /transactions?walletId=…&limit=10", func(f *fixture) string { return "/transactions?limit=10&walletId=" + f.pick(f.wallets) }),
