@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -64,6 +65,59 @@ type ClockTarget struct {
 	By    time.Duration
 	To    time.Time
 	Field string
+}
+
+// MaxClockMove bounds one move of the test clock (about ten years), so a
+// typo cannot push the sandbox past what timestamps can hold.
+const MaxClockMove = 10 * 365 * 24 * time.Hour
+
+// NewClockTarget reads where a move of the sandbox clock should go, as
+// POST /v1/sandbox/clock and the console's clock page take it: advanceBy,
+// a Go duration ("90m", "36h"), or to, a timestamp, exactly one of them;
+// now is the sandbox's time. Returns EINVALID naming advanceBy or to.
+func NewClockTarget(advanceBy *string, to *Time, now time.Time) (ClockTarget, error) {
+	t := ClockTarget{Field: "to"}
+	switch {
+	case advanceBy != nil && to != nil:
+		return t, Invalid("to", "give advanceBy or to, not both")
+	case advanceBy != nil:
+		t.Field = "advanceBy"
+		d, err := time.ParseDuration(strings.TrimSpace(*advanceBy))
+		switch {
+		case err != nil:
+			return t, Invalid(t.Field, "advanceBy must be a duration such as \"90m\" or \"36h\" (units ms, s, m, h)")
+		case d < 0:
+			return t, Invalid(t.Field, "the sandbox clock moves only forward: advanceBy must not be negative")
+		case d > MaxClockMove:
+			return t, Invalid(t.Field, "advanceBy must be at most %s", MaxClockMove)
+		}
+		t.By = d
+	case to != nil && !to.IsZero():
+		t.To = to.Time
+		if t.To.Sub(now) > MaxClockMove {
+			return t, Invalid(t.Field, "to must be within %s of the sandbox clock", MaxClockMove)
+		}
+	default:
+		return t, Invalid("advanceBy", "advanceBy (a duration such as \"36h\") or to (a timestamp) is required")
+	}
+	return t, nil
+}
+
+// JobKinds lists every kind of scheduled job (Job.Kind).
+func JobKinds() []string {
+	return []string{JobDelivery, JobChainStep, JobReview, JobExpiry, JobRetention}
+}
+
+// RanByKind is Ran with every kind of JobKinds present, 0 when none ran.
+func (mv ClockMove) RanByKind() map[string]int {
+	ran := map[string]int{}
+	for _, k := range JobKinds() {
+		ran[k] = 0
+	}
+	for k, n := range mv.Ran {
+		ran[k] = n
+	}
+	return ran
 }
 
 // AdvanceClock moves environment env's clock forward to the target, running
