@@ -18,9 +18,9 @@ import (
 // of the sandbox follows the test clock. Production's clock is the store's
 // clock, never moved.
 //
-// The schedule holds the jobs of both environments, each keyed by its due
-// time on its environment's clock (Due compares each job with its own
-// environment's now). Moving the clock forward (AdvanceClock) runs every
+// Each environment has its own schedule (schedOf), keyed by due time on
+// that environment's clock, so a walk of one environment's due jobs never
+// reads the other's, however far apart the clocks are. Moving the clock forward (AdvanceClock) runs every
 // sandbox job due on the way in due order, the clock set to each job's due
 // time as it runs, so work that scheduled work (a retry, the next chain
 // step) runs too when it falls before the target.
@@ -232,22 +232,23 @@ func (s *Store) nextDueIn(env Env, until time.Time, after []byte) (Job, bool, er
 	end := uint64(until.UnixNano())
 	err := s.viewIn(env, func(t *txn) error {
 		found = false
-		c := t.Bucket(bucketSchedule).Cursor()
+		c := t.schedOf(env).Cursor()
 		k, v := c.First()
 		if after != nil {
 			if k, v = c.Seek(after); bytes.Equal(k, after) {
 				k, v = c.Next()
 			}
 		}
-		for ; k != nil; k, v = c.Next() {
+		if k != nil {
+			s.stats.scheduleReads.Add(1)
 			if len(k) >= 8 && btoi(k[:8]) > end {
 				return nil
 			}
-			if entryEnv(v) != env {
-				continue
-			}
 			var err error
-			if j, err = parseJob(k, v); err != nil {
+			if j, err = parseJob(k, v); err == nil && j.Env != env {
+				err = fmt.Errorf("a job of %q in the schedule of %s", j.Env, env)
+			}
+			if err != nil {
 				s.log.Warn("schedule: unreadable entry", "key", fmt.Sprintf("%x", k))
 				j = Job{Key: bytes.Clone(k), Env: env, Due: scheduleDue(k), claim: string(v)}
 			} else if j.Kind == JobDelivery {

@@ -18,8 +18,17 @@ func (s *Store) Stats() (Stats, error) {
 	var st Stats
 	err := s.view(func(t *txn) error {
 		st.DBBytes, st.Now = t.Size(), t.now
-		if k, v := t.Bucket(bucketSchedule).Cursor().First(); len(k) >= 8 {
-			st.OldestDue, st.Now = scheduleDue(k), t.nowIn(entryEnv(v))
+		// The earliest job of each environment's schedule; the one further
+		// behind its own clock is the oldest.
+		for _, env := range Envs() {
+			k, _ := t.schedOf(env).Cursor().First()
+			if len(k) < 8 {
+				continue
+			}
+			due, now := scheduleDue(k), t.nowIn(env)
+			if st.OldestDue.IsZero() || now.Sub(due) > st.Now.Sub(st.OldestDue) {
+				st.OldestDue, st.Now = due, now
+			}
 		}
 		st.Outbox = t.outboxDepth()
 		return nil
