@@ -3,11 +3,12 @@ package store
 import "time"
 
 // Stats are the store's gauges for GET /metrics, each read in O(1) (one
-// cursor step at most), so a scrape costs the same whatever the data size.
+// cursor step per environment at most), so a scrape costs the same
+// whatever the data size.
 type Stats struct {
 	DBBytes   int64     // size of the db file (the transaction's view of it)
-	OldestDue time.Time // due time of the earliest schedule entry; zero when the schedule is empty
-	Now       time.Time // the clock of the earliest job's environment when read (the store's when none)
+	OldestDue time.Time // due time of the earliest job of the environment whose earliest is furthest behind its clock; zero when both schedules are empty
+	Now       time.Time // that environment's clock when read (the store's when none)
 	// Outbox is the number of deliveries by environment, destination and
 	// status (counters kept with every delivery change; outbox_depth.go).
 	Outbox []OutboxDepth
