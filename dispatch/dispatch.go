@@ -52,6 +52,11 @@ type Config struct {
 	// Jitter returns a factor in [-0.1, 0.1] applied to retry delays; random
 	// when nil.
 	Jitter func() float64
+	// AdvanceWaits, when set, is called by Advance as it begins waiting for
+	// env's jobs in flight (not called when none is): the point a test
+	// synchronises on. It runs under the dispatcher's lock, so it must be
+	// quick and must not call the Dispatcher.
+	AdvanceWaits func(env store.Env)
 }
 
 func (c Config) withDefaults() Config {
@@ -435,6 +440,9 @@ func (d *Dispatcher) Advance(ctx context.Context, env store.Env, to store.ClockT
 		d.idle.Broadcast()
 		d.mu.Unlock()
 	})
+	if d.envBusy[env] > 0 && d.cfg.AdvanceWaits != nil {
+		d.cfg.AdvanceWaits(env)
+	}
 	for d.envBusy[env] > 0 && ctx.Err() == nil {
 		d.idle.Wait()
 	}

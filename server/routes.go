@@ -15,6 +15,7 @@ func (s *Server) routes() {
 	ui := hostedui.New(s.store, s.log).WithBranding(s.cfg.Branding).WithQuality(s.cfg.Quality)
 	c := console.New(s.store, s.cfg.PublicURL, s.log)
 	rp := c.RequestPages(s.reqlog)
+	cp := c.ClockPages(s.disp)
 
 	// Process.
 	r.GET("/healthz", s.public(s.healthz))
@@ -144,6 +145,8 @@ func (s *Server) routes() {
 	r.POST("/console/settings/webhook/rotate", c.Admin(c.RotateWebhook))
 	r.POST("/console/settings/callback", c.Admin(c.SetCallback))
 	r.POST("/console/settings/callback/rotate", c.Admin(c.RotateCallback))
+	r.POST("/console/settings/webhook/test", c.Admin(c.TestWebhook))
+	r.POST("/console/settings/callback/test", c.Admin(c.TestCallback))
 	r.GET("/console/levels", c.Admin(c.Levels))
 	r.POST("/console/levels", c.Admin(c.CreateLevel))
 	r.GET("/console/levels/:name", c.Admin(c.Level))
@@ -162,4 +165,6 @@ func (s *Server) routes() {
 	r.GET("/console/transactions/:id", c.Page(c.Transaction))
 	r.GET("/console/requests", c.Page(rp.List))
 	r.GET("/console/requests/:id", c.Page(rp.Detail))
+	r.GET("/console/clock", c.Page(cp.Show))
+	r.POST("/console/clock", c.Page(cp.Move))
 }

@@ -2,16 +2,11 @@ package server
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
-
-// maxClockMove bounds one move of the test clock (about ten years), so a
-// typo cannot push the sandbox past what timestamps can hold.
-const maxClockMove = 10 * 365 * 24 * time.Hour
 
 // clockView is the body of GET /v1/sandbox/clock: the sandbox time and its
 // lead over real time, as a Go duration string and in milliseconds.
@@ -58,42 +53,15 @@ func (s *Server) moveClock(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	now, _ := s.store.SandboxClock()
-	to := store.ClockTarget{Field: "to"}
-	switch {
-	case in.AdvanceBy != nil && in.To != nil:
-		return store.Invalid("to", "give advanceBy or to, not both")
-	case in.AdvanceBy != nil:
-		to.Field = "advanceBy"
-		d, err := time.ParseDuration(strings.TrimSpace(*in.AdvanceBy))
-		switch {
-		case err != nil:
-			return store.Invalid(to.Field, "advanceBy must be a duration such as \"90m\" or \"36h\" (units ms, s, m, h)")
-		case d < 0:
-			return store.Invalid(to.Field, "the sandbox clock moves only forward: advanceBy must not be negative")
-		case d > maxClockMove:
-			return store.Invalid(to.Field, "advanceBy must be at most %s", maxClockMove)
-		}
-		to.By = d
-	case in.To != nil && !in.To.IsZero():
-		to.To = in.To.Time
-		if to.To.Sub(now) > maxClockMove {
-			return store.Invalid(to.Field, "to must be within %s of the sandbox clock", maxClockMove)
-		}
-	default:
-		return store.Invalid("advanceBy", "advanceBy (a duration such as \"36h\") or to (a timestamp) is required")
+	to, err := store.NewClockTarget(in.AdvanceBy, in.To, now)
+	if err != nil {
+		return err
 	}
 	mv, err := s.disp.Advance(r.Context(), r.env, to)
 	if err != nil {
 		return err
 	}
-	ran := map[string]int{}
-	for _, k := range []string{store.JobDelivery, store.JobChainStep, store.JobReview, store.JobExpiry, store.JobRetention} {
-		ran[k] = 0
-	}
-	for k, n := range mv.Ran {
-		ran[k] = n
-	}
 	s.encode(w, http.StatusOK, clockMoveView{clockView: newClockView(mv.Now, mv.Offset), From: store.At(mv.From),
-		Ran: ran, Steps: mv.Steps, Complete: mv.Complete})
+		Ran: mv.RanByKind(), Steps: mv.Steps, Complete: mv.Complete})
 	return nil
 }

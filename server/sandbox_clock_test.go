@@ -315,7 +315,11 @@ func TestSandboxClockSurvivesRestart(t *testing.T) {
 // attempts are numbered 1 to 5 without a gap or a repeat.
 func TestSandboxClockWaitsForTheLoop(t *testing.T) {
 	t.Parallel()
-	in := start(t)
+	waiting := make(chan struct{})
+	var once sync.Once
+	in := start(t, func(o *options) {
+		o.dispatch.AdvanceWaits = func(store.Env) { once.Do(func() { close(waiting) }) }
+	})
 	release := make(chan struct{})
 	var mu sync.Mutex
 	busy, most := 0, 0
@@ -344,7 +348,7 @@ func TestSandboxClockWaitsForTheLoop(t *testing.T) {
 		json.Unmarshal(r.Body, &out)
 		moved <- out
 	}()
-	time.Sleep(20 * time.Millisecond) // most likely the move waits now; the test holds either way
+	<-waiting // the move found the attempt in flight and waits for it
 	close(release)
 	mv := <-moved
 	if mv.Ran["delivery"] != 4 {

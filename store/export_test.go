@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -27,6 +28,19 @@ func (s *Store) Schedule(due time.Time, kind string, env Env, id, entity string)
 		return err
 	})
 	return key, err
+}
+
+// ScheduleMany adds n jobs of kind to env's schedule in one transaction,
+// the i-th due at due(i) with id "<prefix><i>".
+func (s *Store) ScheduleMany(env Env, kind, prefix string, n int, due func(i int) time.Time) error {
+	return s.update(func(t *txn) error {
+		for i := range n {
+			if _, err := t.schedule(due(i), kind, env, fmt.Sprint(prefix, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // ListDecodes returns how many records the store's lists have decoded since
@@ -95,7 +109,8 @@ func (s *Store) EnqueueN(env Env, dest, eventType, entityType, entityID string, 
 	})
 }
 
-// ScheduleReads is how many schedule entries Due has read so far.
+// ScheduleReads is how many schedule entries Due and the sandbox clock's
+// moves (AdvanceClock) have read so far.
 func (s *Store) ScheduleReads() int64 { return s.stats.scheduleReads.Load() }
 
 // OpenReads is how many records Open (ResumeSimulator) has read beyond the

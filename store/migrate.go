@@ -13,6 +13,8 @@ import (
 //	1: every record without filter indexes (the layout until issue 8)
 //	2: filter indexes of applicants, transactions, wallets and deliveries
 //	   (list_filter.go) and the retention index (retention.go)
+//	3: one schedule per environment: the sandbox's jobs move out of
+//	   "schedule" into "schedule_sandbox" (splitSchedule, schedule.go)
 //
 // The upgrade walks each list once, at upgrade only, in transactions of at
 // most migrateBatch records so it never holds one huge transaction. It only
@@ -22,7 +24,7 @@ import (
 // version. Building lazily instead would leave lists answering wrong pages
 // until a record happened to be touched, so the one-time walk is the
 // simple, correct choice; it costs one pass over the file, once.
-const layoutVersion = 2
+const layoutVersion = 3
 
 var keyLayout = []byte("layout")
 
@@ -88,6 +90,11 @@ func (s *Store) migrate() error {
 			if err := s.migrateRetention(env); err != nil {
 				return err
 			}
+		}
+	}
+	if v < 3 {
+		if err := s.splitSchedule(); err != nil {
+			return err
 		}
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {

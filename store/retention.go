@@ -126,7 +126,7 @@ func (t *txn) removableAt(kind byte, ms uint64) time.Time {
 // the job never polls.
 func (t *txn) retainBy(env Env, at time.Time) error {
 	meta := t.Bucket(bucketMeta)
-	if k := meta.Get(retentionJobKey(env)); k != nil && t.Bucket(bucketSchedule).Get(k) != nil {
+	if k := meta.Get(retentionJobKey(env)); k != nil && t.schedOf(env).Get(k) != nil {
 		if !scheduleDue(k).After(at) {
 			return nil
 		}
@@ -150,7 +150,7 @@ func (t *txn) scheduleRetention(env Env, due time.Time) error {
 // to one job per environment): a few seeks at start-up, no scan.
 func (t *txn) ensureRetention() error {
 	for _, env := range Envs() {
-		if k := t.Bucket(bucketMeta).Get(retentionJobKey(env)); k != nil && t.Bucket(bucketSchedule).Get(k) != nil {
+		if k := t.Bucket(bucketMeta).Get(retentionJobKey(env)); k != nil && t.schedOf(env).Get(k) != nil {
 			continue
 		}
 		if next, ok := t.nextRetention(env); ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -17,9 +18,9 @@ import (
 // of the sandbox follows the test clock. Production's clock is the store's
 // clock, never moved.
 //
-// The schedule holds the jobs of both environments, each keyed by its due
-// time on its environment's clock (Due compares each job with its own
-// environment's now). Moving the clock forward (AdvanceClock) runs every
+// Each environment has its own schedule (schedOf), keyed by due time on
+// that environment's clock, so a walk of one environment's due jobs never
+// reads the other's, however far apart the clocks are. Moving the clock forward (AdvanceClock) runs every
 // sandbox job due on the way in due order, the clock set to each job's due
 // time as it runs, so work that scheduled work (a retry, the next chain
 // step) runs too when it falls before the target.
@@ -64,6 +65,59 @@ type ClockTarget struct {
 	By    time.Duration
 	To    time.Time
 	Field string
+}
+
+// MaxClockMove bounds one move of the test clock (about ten years), so a
+// typo cannot push the sandbox past what timestamps can hold.
+const MaxClockMove = 10 * 365 * 24 * time.Hour
+
+// NewClockTarget reads where a move of the sandbox clock should go, as
+// POST /v1/sandbox/clock and the console's clock page take it: advanceBy,
+// a Go duration ("90m", "36h"), or to, a timestamp, exactly one of them;
+// now is the sandbox's time. Returns EINVALID naming advanceBy or to.
+func NewClockTarget(advanceBy *string, to *Time, now time.Time) (ClockTarget, error) {
+	t := ClockTarget{Field: "to"}
+	switch {
+	case advanceBy != nil && to != nil:
+		return t, Invalid("to", "give advanceBy or to, not both")
+	case advanceBy != nil:
+		t.Field = "advanceBy"
+		d, err := time.ParseDuration(strings.TrimSpace(*advanceBy))
+		switch {
+		case err != nil:
+			return t, Invalid(t.Field, "advanceBy must be a duration such as \"90m\" or \"36h\" (units ms, s, m, h)")
+		case d < 0:
+			return t, Invalid(t.Field, "the sandbox clock moves only forward: advanceBy must not be negative")
+		case d > MaxClockMove:
+			return t, Invalid(t.Field, "advanceBy must be at most %s", MaxClockMove)
+		}
+		t.By = d
+	case to != nil && !to.IsZero():
+		t.To = to.Time
+		if t.To.Sub(now) > MaxClockMove {
+			return t, Invalid(t.Field, "to must be within %s of the sandbox clock", MaxClockMove)
+		}
+	default:
+		return t, Invalid("advanceBy", "advanceBy (a duration such as \"36h\") or to (a timestamp) is required")
+	}
+	return t, nil
+}
+
+// JobKinds lists every kind of scheduled job (Job.Kind).
+func JobKinds() []string {
+	return []string{JobDelivery, JobChainStep, JobReview, JobExpiry, JobRetention}
+}
+
+// RanByKind is Ran with every kind of JobKinds present, 0 when none ran.
+func (mv ClockMove) RanByKind() map[string]int {
+	ran := map[string]int{}
+	for _, k := range JobKinds() {
+		ran[k] = 0
+	}
+	for k, n := range mv.Ran {
+		ran[k] = n
+	}
+	return ran
 }
 
 // AdvanceClock moves environment env's clock forward to the target, running
@@ -178,22 +232,23 @@ func (s *Store) nextDueIn(env Env, until time.Time, after []byte) (Job, bool, er
 	end := uint64(until.UnixNano())
 	err := s.viewIn(env, func(t *txn) error {
 		found = false
-		c := t.Bucket(bucketSchedule).Cursor()
+		c := t.schedOf(env).Cursor()
 		k, v := c.First()
 		if after != nil {
 			if k, v = c.Seek(after); bytes.Equal(k, after) {
 				k, v = c.Next()
 			}
 		}
-		for ; k != nil; k, v = c.Next() {
+		if k != nil {
+			s.stats.scheduleReads.Add(1)
 			if len(k) >= 8 && btoi(k[:8]) > end {
 				return nil
 			}
-			if entryEnv(v) != env {
-				continue
-			}
 			var err error
-			if j, err = parseJob(k, v); err != nil {
+			if j, err = parseJob(k, v); err == nil && j.Env != env {
+				err = fmt.Errorf("a job of %q in the schedule of %s", j.Env, env)
+			}
+			if err != nil {
 				s.log.Warn("schedule: unreadable entry", "key", fmt.Sprintf("%x", k))
 				j = Job{Key: bytes.Clone(k), Env: env, Due: scheduleDue(k), claim: string(v)}
 			} else if j.Kind == JobDelivery {

@@ -48,6 +48,25 @@ func (j Job) Claim() string {
 	return j.Kind + "|" + string(j.Env) + "|" + j.ID
 }
 
+// Each environment has a schedule of its own, so that each environment's
+// due walk reads only its own jobs, whatever the other's clock says:
+// production's is the root bucket "schedule" (its name from before the
+// split), the sandbox's "schedule_sandbox". Keys draw their sequence from
+// "schedule" in both, so a schedule key names one job across the two.
+var bucketScheduleSandbox = []byte("schedule_sandbox")
+
+// schedOf returns env's schedule bucket. Its keys start with the due time,
+// so most inserts append; pages split full.
+func (t *txn) schedOf(env Env) *bolt.Bucket {
+	name := bucketSchedule
+	if env == Sandbox {
+		name = bucketScheduleSandbox
+	}
+	b := t.Bucket(name)
+	b.FillPercent = appendFillPercent
+	return b
+}
+
 // scheduleKey is the due time in Unix nanoseconds then a sequence, both
 // big-endian, so a cursor walks the schedule in due order and, for equal
 // times, in the order the work was scheduled.
@@ -69,8 +88,8 @@ func (t *txn) schedule(due time.Time, kind string, env Env, id string) ([]byte, 
 // when the head's first attempt ends. The key returned is the job's schedule
 // key from the start, whether it is scheduled now or later.
 func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity string) ([]byte, error) {
-	b := t.sched()
-	seq, err := b.NextSequence()
+	b := t.schedOf(env)
+	seq, err := t.Bucket(bucketSchedule).NextSequence()
 	if err != nil {
 		return nil, err
 	}
@@ -127,23 +146,21 @@ func (t *txn) finishFirst(j Job) error {
 		return nil
 	}
 	t.woken = true
-	return t.sched().Put(bytes.Clone(v[:16]), bytes.Clone(v[16:]))
+	return t.schedOf(j.Env).Put(bytes.Clone(v[:16]), bytes.Clone(v[16:]))
 }
 
-// sched returns the schedule bucket. Its keys start with the due time, so
-// most inserts append; pages split full.
-func (t *txn) sched() *bolt.Bucket {
-	b := t.Bucket(bucketSchedule)
-	b.FillPercent = appendFillPercent
-	return b
-}
-
-// unschedule removes the job at key, if any.
+// unschedule removes the job at key, if any, from the schedule that holds
+// it (keys are unique across environments).
 func (t *txn) unschedule(key []byte) error {
 	if len(key) == 0 {
 		return nil
 	}
-	return t.sched().Delete(key)
+	for _, env := range Envs() {
+		if b := t.schedOf(env); b.Get(key) != nil {
+			return b.Delete(key)
+		}
+	}
+	return nil
 }
 
 // parseJob reads a schedule entry: "kind|env|id", then "\n" and the entity
@@ -169,38 +186,73 @@ func parseJob(k, v []byte) (Job, error) {
 // due time of the next job after now (zero when there is none or the scan
 // stopped at limit). now is the store's clock (Now): a sandbox job is due
 // by the sandbox test clock, now plus its offset, and the next due time is
-// given on the store's clock. It passes over jobs whose Claim skip reports
-// (work in flight; skip gets the claim's bytes, valid only during the
-// call); they do not count towards limit, so work in flight never hides due
-// work behind it, and are not parsed. Of the first attempts of one entity
-// only the earliest is in the schedule (scheduleEntity), so Due reads the
-// due work and the work in flight, never a backlog queued behind them.
-// Delivery jobs come with what it takes to send them; one that cannot be
-// sent has a nil Delivery and should go to RunJob, which drops it. An unreadable entry is
-// returned with an empty Kind, for RunJob to drop.
+// given on the store's clock. It walks each environment's schedule up to
+// that environment's now, merging the two in due order on the store's
+// clock, so it reads only due jobs (and one entry past each walk's end),
+// however far the sandbox's clock runs ahead of production's. It passes
+// over jobs whose Claim skip reports (work in flight; skip gets the
+// claim's bytes, valid only during the call); they do not count towards
+// limit, so work in flight never hides due work behind it, and are not
+// parsed. Of the first attempts of one entity only the earliest is in the
+// schedule (scheduleEntity), so Due reads the due work and the work in
+// flight, never a backlog queued behind them. Delivery jobs come with what
+// it takes to send them; one that cannot be sent has a nil Delivery and
+// should go to RunJob, which drops it. An unreadable entry is returned with
+// an empty Kind, for RunJob to drop.
 func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]Job, time.Time, error) {
 	var out []Job
 	var next time.Time
 	offset := time.Duration(s.sandboxOffset.Load())
-	end, sandboxEnd := uint64(now.UnixNano()), uint64(now.Add(offset).UnixNano())
 	err := s.view(func(t *txn) error {
 		out, next = nil, time.Time{}
 		var dests map[string]destination
-		c := t.sched().Cursor()
-		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
-			s.stats.scheduleReads.Add(1)
-			if len(k) >= 8 && btoi(k[:8]) > end {
-				// Past now only sandbox jobs may be due, up to the sandbox
-				// clock; anything after that is due no sooner than its key
-				// less the offset.
-				if btoi(k[:8]) > sandboxEnd {
-					next = earliest(next, scheduleDue(k).Add(-offset))
-					break
+		// One walk per environment: its cursor, its current entry, the end
+		// of its due range and its clock's lead over the store's.
+		type walk struct {
+			env   Env
+			c     *bolt.Cursor
+			k, v  []byte
+			end   uint64
+			ahead time.Duration
+		}
+		var walks [2]walk
+		for i, env := range [2]Env{Production, Sandbox} {
+			w := walk{env: env, c: t.schedOf(env).Cursor(), end: uint64(now.UnixNano())}
+			if env == Sandbox {
+				w.ahead = offset
+				w.end = uint64(now.Add(offset).UnixNano())
+			}
+			if w.k, w.v = w.c.First(); w.k != nil {
+				s.stats.scheduleReads.Add(1)
+			}
+			walks[i] = w
+		}
+		due := func(w *walk) bool { return w.k != nil && (len(w.k) < 8 || btoi(w.k[:8]) <= w.end) }
+		// at is an entry's due time on the store's clock, for the merge.
+		at := func(w *walk) int64 {
+			if len(w.k) < 8 {
+				return 0
+			}
+			return int64(btoi(w.k[:8])) - int64(w.ahead)
+		}
+		for len(out) < limit {
+			var w *walk
+			for i := range walks {
+				if due(&walks[i]) && (w == nil || at(&walks[i]) < at(w)) {
+					w = &walks[i]
 				}
-				if entryEnv(v) != Sandbox {
-					next = earliest(next, scheduleDue(k))
-					continue
+			}
+			if w == nil {
+				for i := range walks {
+					if walks[i].k != nil {
+						next = earliest(next, scheduleDue(walks[i].k).Add(-walks[i].ahead))
+					}
 				}
+				break
+			}
+			k, v := w.k, w.v
+			if w.k, w.v = w.c.Next(); w.k != nil {
+				s.stats.scheduleReads.Add(1)
 			}
 			claim := v
 			if i := bytes.IndexByte(v, '\n'); i >= 0 {
@@ -210,9 +262,12 @@ func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]J
 				continue
 			}
 			j, err := parseJob(k, v)
+			if err == nil && j.Env != w.env {
+				err = fmt.Errorf("a job of %q in the schedule of %s", j.Env, w.env)
+			}
 			if err != nil {
-				s.log.Warn("schedule: unreadable entry", "key", fmt.Sprintf("%x", k))
-				out = append(out, Job{Key: bytes.Clone(k), claim: string(claim)})
+				s.log.Warn("schedule: unreadable entry", "env", w.env, "key", fmt.Sprintf("%x", k), "err", err)
+				out = append(out, Job{Key: bytes.Clone(k), Env: w.env, claim: string(claim)})
 				continue
 			}
 			if j.Kind == JobDelivery {
@@ -248,7 +303,7 @@ func (s *Store) RunJob(j Job) error {
 	var cannot error // why the job can never succeed
 	err := s.updateIn(j.Env, func(t *txn) error {
 		cannot = nil
-		b := t.sched()
+		b := t.schedOf(j.Env)
 		if b.Get(j.Key) == nil {
 			return nil
 		}
@@ -293,7 +348,7 @@ func (s *Store) RunJob(j Job) error {
 	// state refuses even that, just unlink the job from it.
 	for _, minimal := range []bool{false, true} {
 		err = s.updateIn(j.Env, func(t *txn) error {
-			if t.Bucket(bucketSchedule).Get(j.Key) == nil {
+			if t.schedOf(j.Env).Get(j.Key) == nil {
 				return nil // done meanwhile
 			}
 			if err := t.unschedule(j.Key); err != nil {
@@ -440,4 +495,50 @@ func migrateQueue(tx *bolt.Tx) error {
 		}
 	}
 	return meta.Put(metaQueue, []byte("1"))
+}
+
+// splitSchedule moves the sandbox's jobs of a file written before each
+// environment had a schedule (layout 3) from "schedule" to
+// "schedule_sandbox", under the same keys, so records that name their job
+// by its key (a delivery, a transaction's step, a review) still find it. It
+// reads every entry of "schedule" once — pending work, not records — in
+// transactions of at most migrateBatch entries, and rewrites only the
+// sandbox's. A move is a Put and a Delete in one transaction, so a run
+// stopped half way goes on at the next Open.
+func (s *Store) splitSchedule() error {
+	var after []byte
+	for {
+		done := false
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			src, dst := tx.Bucket(bucketSchedule), tx.Bucket(bucketScheduleSandbox)
+			c := src.Cursor()
+			k, v := c.First()
+			if after != nil {
+				if k, v = c.Seek(after); bytes.Equal(k, after) {
+					k, v = c.Next()
+				}
+			}
+			var moved [][]byte
+			for n := 0; n < migrateBatch && k != nil; n++ {
+				if entryEnv(v) == Sandbox {
+					if err := dst.Put(bytes.Clone(k), bytes.Clone(v)); err != nil {
+						return err
+					}
+					moved = append(moved, bytes.Clone(k))
+				}
+				after = append(after[:0:0], k...)
+				k, v = c.Next()
+			}
+			done = k == nil
+			for _, k := range moved { // not through the cursor: a delete under it skips the next entry
+				if err := src.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil || done {
+			return err
+		}
+	}
 }

@@ -228,20 +228,22 @@ func testReconcile(t *testing.T, dropIndex bool) {
 	}
 	lost := 0
 	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("schedule"))
-		var keys [][]byte
-		b.ForEach(func(k, v []byte) error {
-			if len(v) > 0 && (string(v[:6]) == "chain|" || string(v[:7]) == "review|") {
-				keys = append(keys, append([]byte(nil), k...))
+		for _, name := range []string{"schedule", "schedule_sandbox"} {
+			b := tx.Bucket([]byte(name))
+			var keys [][]byte
+			b.ForEach(func(k, v []byte) error {
+				if len(v) > 0 && (string(v[:6]) == "chain|" || string(v[:7]) == "review|") {
+					keys = append(keys, append([]byte(nil), k...))
+				}
+				return nil
+			})
+			for _, k := range keys {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
 			}
-			return nil
-		})
-		for _, k := range keys {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
+			lost += len(keys)
 		}
-		lost = len(keys)
 		if dropIndex {
 			for _, env := range []string{"sandbox", "production"} {
 				if err := tx.Bucket([]byte("env:" + env)).DeleteBucket([]byte("inflight")); err != nil {

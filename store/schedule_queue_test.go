@@ -105,9 +105,10 @@ func TestDueCostIsDueWork(t *testing.T) {
 	}
 }
 
-// TestQueueMigration: a file written before entity queues held every first
-// attempt in the schedule; on its first open only each entity's earliest is
-// left due and the rest follow in order.
+// TestQueueMigration: a file written before entity queues (and before
+// layout 3) held every first attempt of both environments in one schedule;
+// on its first open only each entity's earliest is left due and the rest
+// follow in order.
 func TestQueueMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "test.db")
 	s, clock := mustOpen(t, path, store.Options{})
@@ -119,6 +120,9 @@ func TestQueueMigration(t *testing.T) {
 			if err := sched.Put(key, []byte("review|sandbox|"+id+"\ncustody|x|"+id[:1])); err != nil {
 				return err
 			}
+		}
+		if err := tx.Bucket([]byte("meta")).Put([]byte("layout"), binary.BigEndian.AppendUint64(nil, 2)); err != nil {
+			return err
 		}
 		return tx.Bucket([]byte("meta")).Delete([]byte("schedule_queue"))
 	})

@@ -58,9 +58,9 @@ func (t *txn) trackReview(env Env, a *diskApplicant) error {
 // once, on the first start of a file that has none.
 func (s *Store) reconcile() error {
 	return s.update(func(t *txn) error {
-		sched := t.Bucket(bucketSchedule)
 		for _, env := range Envs() {
 			t.enter(env)
+			sched := t.schedOf(env)
 			if err := t.buildInflight(env); err != nil {
 				return err
 			}

@@ -389,7 +389,7 @@ func envBuckets() []string {
 }
 
 func initBuckets(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketMeta, bucketCredentials, bucketSchedule, bucketQueue} {
+	for _, name := range [][]byte{bucketMeta, bucketCredentials, bucketSchedule, bucketScheduleSandbox, bucketQueue} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}

@@ -281,6 +281,7 @@ func flashText(code string) string {
 		"level":        "The level was saved.",
 		"operator":     "The operator account was saved.",
 		"removed":      "The operator account was removed.",
+		"test-event":   "The test event is queued; reload to see its attempts.",
 	}[code]
 }
 

@@ -32,7 +32,8 @@ func (c *Console) Settings(w http.ResponseWriter, r *Request) error {
 		subscribed = types // nil: every type
 	}
 	return c.render(w, r, http.StatusOK, "settings", "Settings", "settings", map[string]any{
-		"Webhook": wh, "WebhookURL": deref(wh.URL), "Catalog": store.CustodyCatalog(), "Subscribed": subscribed, "CallbackURL": cb})
+		"Webhook": wh, "WebhookURL": deref(wh.URL), "Catalog": store.CustodyCatalog(), "Subscribed": subscribed, "CallbackURL": cb,
+		"CustodyTypes": eventTypeNames(store.CustodyCatalog()), "KYCTypes": eventTypeNames(store.KYCCatalog())})
 }
 
 // secretShown renders the page that shows a new signing secret once.

@@ -63,6 +63,8 @@ func eventNames() map[string]string {
 		"console.credential_revoked":      "Credential revoked",
 		"console.delivery_retried":        "Delivery retried",
 		"console.deliveries_retried":      "Deliveries retried",
+		"console.sandbox_clock_moved":     "Sandbox clock moved",
+		"console.test_event_sent":         "Test event sent",
 		"level.created":                   "Level created",
 		"level.updated":                   "Level updated",
 	}
