@@ -87,6 +87,19 @@ func (in *instance) review(extID string) {
 	}
 }
 
+// consent passes the intro page: it shows want (what will be asked, in
+// the page's language), passes axe-core, and the consent box ticked and
+// the button lead to the first step.
+func (tb *tab) consent(want ...string) {
+	tb.t.Helper()
+	tb.waitFor("#intro")
+	tb.contains(want...)
+	tb.a11y()
+	tb.click("input[name=consent]")
+	tb.submit("#consent-form button[type=submit]")
+	tb.waitFor("section.step")
+}
+
 // TestBrowserIndividualPhone walks basic-kyc-level on a phone: the short
 // link, the prefilled personal data, the identity document, the selfie,
 // submission, the waiting view, the GREEN verdict with its visible
@@ -101,6 +114,20 @@ func TestBrowserIndividualPhone(t *testing.T) {
 
 	tb := in.chrome(t, phone)
 	tb.open(short)
+	// The intro says what will be asked; without the box ticked the
+	// browser does not send the form (the server refuses it too:
+	// TestSDKFormFlow).
+	tb.waitFor("#intro")
+	tb.contains("Before you start", "your personal details", "a photo of an identity document", "a photo of your face (selfie)",
+		"I agree that my personal data")
+	tb.lacks("Step 1 of", "Liveness")
+	tb.a11y()
+	tb.shot("hosted-intro-phone")
+	tb.click("#consent-form button[type=submit]")
+	if !eval[bool](tb, `document.querySelector('input[name=consent]').validity.valueMissing`) || tb.count("#intro") != 1 {
+		t.Fatal("the intro went on without the consent box ticked")
+	}
+	tb.consent()
 	tb.contains("Identity verification", "Step 1 of")
 	if v := eval[string](tb, `document.querySelector("input[name=lastName]").value`); v != "Lovelace" {
 		t.Fatalf("lastName shows %q, want the partner's Lovelace", v)
@@ -192,6 +219,9 @@ func TestBrowserRetry(t *testing.T) {
 		t.Fatal("the steps to redo are not links")
 	}
 	tb.submit("#redo-start")
+	// Its data came through the API: before it gives data in the hosted
+	// UI, the intro asks for consent, then leads to the step to redo.
+	tb.consent("Before you start")
 	tb.waitFor("#retry-note")
 	tb.contains("please provide again", "The photos could not be used")
 	tb.lacks("✓ Uploaded")
@@ -237,6 +267,7 @@ func TestBrowserCompany(t *testing.T) {
 
 	tb := in.chrome(t, desktop)
 	tb.open(page)
+	tb.consent("your company's details", "the company's documents", "the company's beneficial owners")
 	tb.contains("Company verification", "Company information")
 	tb.a11y()
 	tb.fill("input[name=registrationNumber]", "HRB 12345")
@@ -309,6 +340,7 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 
 	tb := in.chrome(t, phone)
 	tb.open(short)
+	tb.consent("Bevor Sie beginnen", "Acme Bank bittet uns", "ein Foto eines Ausweisdokuments", "Ich bin einverstanden, dass Acme Bank")
 	tb.contains("Identitätsprüfung", "Persönliche Angaben", "Schritt 1 von", "Fragen? Schreiben Sie an", "help@acme.example")
 	if c := eval[string](tb, `document.documentElement.className`); c != "theme-dark" {
 		t.Fatalf("html class %q", c)
@@ -382,6 +414,7 @@ func TestBrowserFullLevelCamera(t *testing.T) {
 
 	tb := in.chrome(t, phone)
 	tb.open(page)
+	tb.consent("a short liveness check", "a proof of address", "sanctions and watch lists")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
 	for guard := 0; guard < 8; guard++ {
 		step := eval[string](tb, `document.querySelector('section.step').getAttribute('data-step')`)

@@ -15,8 +15,21 @@ import (
 	"github.com/complybox/complybox/store"
 )
 
-// sdkSession opens a hosted-UI session for extID and returns its token.
+// sdkSession opens a hosted-UI session for extID, passes its intro as a
+// browser does (the consent box ticked; history consent.given the first
+// time) and returns its token.
 func (in *instance) sdkSession(extID string, body map[string]any) string {
+	in.t.Helper()
+	token := in.sdkNewSession(extID, body)
+	if r := in.sdkForm("/sdk/"+token+"/consent", url.Values{"consent": {"yes"}}); r.Status != 303 {
+		in.t.Fatalf("consent: status %d, want 303; body %s", r.Status, r.Body)
+	}
+	return token
+}
+
+// sdkNewSession opens a hosted-UI session for extID and returns its token;
+// the page starts with the intro unless the applicant consented before.
+func (in *instance) sdkNewSession(extID string, body map[string]any) string {
 	in.t.Helper()
 	if body == nil {
 		body = map[string]any{}
@@ -318,11 +331,52 @@ func TestSDKFormFlow(t *testing.T) {
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "walk1"})
-	token := in.sdkSession("walk1", map[string]any{"returnUrl": "https://partner.example/done?from=kyc"})
+	token := in.sdkNewSession("walk1", map[string]any{"returnUrl": "https://partner.example/done?from=kyc"})
 	page := "/sdk/" + token
 
+	// The intro: what will be asked, derived from the level's steps, and
+	// a consent line; no step before consent.
+	r := in.sdkGet(page)
+	wantStatusCode(t, r, 200, "intro")
+	wantHTML(t, r, `id="intro"`, `<li data-ask="personal">your personal details`, `<li data-ask="identity_doc">a photo of an identity document`,
+		`<li data-ask="selfie">a photo of your face`, `action="/sdk/`+regexp.QuoteMeta(token)+`/consent"`,
+		`<input type="checkbox" name="consent" value="yes" required>`)
+	noHTML(t, r, `data-ask="review"`, `name="firstName"`, `aria-current="step"`)
+	wantHTML(t, in.sdkGet(page+"?step=selfie"), `id="intro"`) // no way around it
+	// A data form posted before consent stores nothing and leads to the intro.
+	r = in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Early"}})
+	if r.Status != 303 || r.Header.Get("Location") != page {
+		t.Errorf("personal info before consent: %d %q", r.Status, r.Header.Get("Location"))
+	}
+	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 8)})
+	if r.Status != 303 || r.Header.Get("Location") != page {
+		t.Errorf("upload before consent: %d %q", r.Status, r.Header.Get("Location"))
+	}
+	if a := in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t); a["consentGivenAtUtc"] != nil || len(a["documents"].([]any)) != 0 ||
+		a["info"].(map[string]any)["firstName"] != nil {
+		t.Errorf("before consent: %v", a)
+	}
+	// The box left unticked: the intro again, the error naming the box.
+	r = in.sdkForm(page+"/consent", url.Values{})
+	wantStatusCode(t, r, 400, "consent unticked")
+	wantHTML(t, r, `role="alert"`, `Please check: Consent`, `Please tick the box`, `aria-invalid="true"`)
+	r = in.sdkForm(page+"/consent", url.Values{"consent": {"yes"}})
+	wantStatusCode(t, r, 303, "consent")
+	if loc := r.Header.Get("Location"); loc != page+"?step=personal" {
+		t.Fatalf("after consent Location %q", loc)
+	}
+	a := in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t)
+	if at, _ := a["consentGivenAtUtc"].(string); at != "2026-11-21T05:00:00.000Z" {
+		t.Errorf("consentGivenAtUtc %v", a["consentGivenAtUtc"])
+	}
+	// A second session of the same applicant goes straight to the steps;
+	// consenting again records nothing.
+	again := "/sdk/" + in.sdkNewSession("walk1", nil)
+	noHTML(t, in.sdkGet(again), `id="intro"`)
+	wantStatusCode(t, in.sdkForm(again+"/consent", url.Values{"consent": {"yes"}}), 303, "consent again")
+
 	// Personal info: a bad value comes back as the page with the error.
-	r := in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Ada"}, "lastName": {"Walker"}, "dateOfBirth": {"1990-02-31"}, "email": {""}})
+	r = in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Ada"}, "lastName": {"Walker"}, "dateOfBirth": {"1990-02-31"}, "email": {""}})
 	wantStatusCode(t, r, 400, "bad date")
 	wantHTML(t, r, `role="alert"`, `Please check: Date of birth`, `class="field invalid"`, `name="firstName" value="Ada"`)
 	r = in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Ada"}, "lastName": {"Walker"}, "dateOfBirth": {"1990-02-01"}, "email": {""}})
@@ -396,11 +450,15 @@ func TestSDKFormFlow(t *testing.T) {
 	// Each call that gave data is applicant.updated by sdk: the personal
 	// info and the two uploads (failed calls record nothing).
 	want := []string{"enrollment.completed:system", "applicant.approved:system", "enrollment.submitted:sdk",
-		"applicant.updated:sdk", "applicant.updated:sdk", "applicant.updated:sdk", "enrollment.created:partner", "applicant.created:partner"}
+		"applicant.updated:sdk", "applicant.updated:sdk", "applicant.updated:sdk", "enrollment.created:partner",
+		"consent.given:sdk", "enrollment.created:partner", "applicant.created:partner"}
 	if h := in.historyTypes("walk1"); !slices.Equal(h, want) {
 		t.Errorf("history %v, want %v", h, want)
 	}
-	a := in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t)
+	if h := in.expect(200, "GET", "/v1/applicants/walk1/review-history?eventType=consent.given", nil).m(t); h["totalItems"] != float64(1) {
+		t.Errorf("consent.given entries: %v", h)
+	}
+	a = in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t)
 	if info := a["info"].(map[string]any); info["firstName"] != "Ada" || info["dateOfBirth"] != "1990-02-01" {
 		t.Errorf("info %v", info)
 	}
@@ -914,7 +972,7 @@ func TestSDKAuditHistory(t *testing.T) {
 		"questionnaire":      []map[string]any{{"id": "pep", "text": "PEP?", "type": "boolean", "required": true}},
 	})
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "hist1", "verificationLevelName": "sdk-hist"})
-	token := in.sdkSession("hist1", nil)
+	token := in.sdkNewSession("hist1", nil) // the page API asks for no consent
 	sdkEvents := func() int {
 		n := 0
 		for _, h := range in.historyTypes("hist1") {

@@ -89,7 +89,8 @@ type SDKState struct {
 	Ubos                     []SDKUbo      `json:"ubos"`    // a company's beneficial-owner rows; empty for an individual
 	Missing                  []string      `json:"missing"` // required steps that still need data
 	Verdict                  *SDKVerdict   `json:"verdict"`
-	RedirectURL              NullString    `json:"redirectUrl"` // returnUrl with externalUserId and reviewAnswer, once there is a verdict
+	RedirectURL              NullString    `json:"redirectUrl"`       // returnUrl with externalUserId and reviewAnswer, once there is a verdict
+	ConsentGivenAtUtc        Time          `json:"consentGivenAtUtc"` // null until the applicant accepts the intro's consent line
 }
 
 // SDKUbo is a company's beneficial-owner row as the hosted UI shows it: the
@@ -170,6 +171,7 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 		ReviewStatus: a.Review.ReviewStatus, InReview: a.sdkWaiting(), AcceptsData: a.acceptsData() == nil,
 		Steps: []SDKStep{}, Fields: []SDKField{}, Questionnaire: []SDKQuestion{}, Documents: []SDKDocument{},
 		CompanyRequiredDocuments: append([]string{}, l.CompanyRequiredDocuments...), Missing: []string{}, Ubos: []SDKUbo{},
+		ConsentGivenAtUtc: a.ConsentAt,
 	}
 	if rows := a.uboView(); rows != nil {
 		for _, r := range *rows {

@@ -73,6 +73,8 @@ func fieldProblem(field, msg string) string {
 		return "err.email"
 	case field == "nationality" || field == "country":
 		return "err.country"
+	case field == "consent":
+		return "err.consent"
 	}
 	return "err.value"
 }

@@ -109,6 +109,9 @@ func (ui *UI) openForm(w http.ResponseWriter, r *http.Request, token, step strin
 		ui.fail(w, r, err)
 		return st, false
 	}
+	if step != "intro" && !consented(w, r, token, st) {
+		return st, false
+	}
 	if err := r.ParseForm(); err != nil {
 		ui.formError(w, r, token, step, store.Invalid("body", "malformed form"), nil)
 		return st, false
@@ -153,6 +156,9 @@ func (ui *UI) PostPersonalInfo(w http.ResponseWriter, r *http.Request, ps httpro
 // PostDocuments takes an upload form (multipart).
 func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
+	if !ui.consentGiven(w, r, token) {
+		return
+	}
 	up, err := readUpload(r)
 	var st store.SDKState
 	if err == nil {
@@ -204,8 +210,7 @@ func (ui *UI) PostQuestionnaire(w http.ResponseWriter, r *http.Request, ps httpr
 // and shows the rows again, so that another can be added.
 func (ui *UI) PostUbo(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
-	if err := r.ParseForm(); err != nil {
-		ui.formError(w, r, token, "ubo", store.Invalid("body", "malformed form"), nil)
+	if _, ok := ui.openForm(w, r, token, "ubo"); !ok {
 		return
 	}
 	if _, err := ui.store.SDKAddUbo(token, uboFormInput(r.PostForm)); err != nil {
@@ -262,6 +267,9 @@ func uboFormInput(form url.Values) store.UboInput {
 // verdict.
 func (ui *UI) PostSubmit(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
+	if !ui.consentGiven(w, r, token) {
+		return
+	}
 	st, err := ui.store.SDKSubmit(token)
 	if err != nil {
 		ui.formError(w, r, token, "review", err, nil)

@@ -23,7 +23,7 @@ type sdkPage struct {
 	Brand   *Branding
 	Title   string
 	State   store.SDKState
-	Mode    string // step, waiting, verdict, closed
+	Mode    string // intro, step, waiting, verdict, closed
 	Step    string // the step shown in mode step
 	Nav     []sdkNav
 	Index   int // 1-based position of Step in Nav
@@ -39,7 +39,8 @@ type sdkPage struct {
 	IDDocTypes  []sdkOption
 	Missing     []sdkNav
 	Retry       []sdkNav
-	Redirect    bool // the verdict page goes on to returnUrl by itself
+	Redirect    bool       // the verdict page goes on to returnUrl by itself
+	Asks        []introAsk // the intro's list of what will be asked
 }
 
 type sdkNav struct {
@@ -264,6 +265,10 @@ func (ui *UI) build(token string, st store.SDKState, requested string) *sdkPage 
 		p.Mode = "closed"
 	default:
 		p.Mode = "step"
+	}
+	if p.Mode == "step" && st.ConsentGivenAtUtc.IsZero() {
+		p.Mode = "intro" // intro.go
+		p.fillIntro()
 	}
 	if p.Mode != "step" {
 		return p
