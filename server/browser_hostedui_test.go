@@ -100,6 +100,16 @@ func (tb *tab) consent(want ...string) {
 	tb.waitFor("section.step")
 }
 
+// issuingCountry answers the identity document's first question, the
+// issuing country, with code (the form is a plain GET form).
+func (tb *tab) issuingCountry(code string) {
+	tb.t.Helper()
+	tb.waitFor("#country-form")
+	tb.run(chromedp.SetValue(chromedp.CSS("#country-form select[name=country]"), code))
+	tb.submit("#country-form button[type=submit]")
+	tb.waitFor("#id-doc-form")
+}
+
 // TestBrowserIndividualPhone walks basic-kyc-level on a phone: the short
 // link, the prefilled personal data, the identity document, the selfie,
 // submission, the waiting view, the GREEN verdict with its visible
@@ -140,6 +150,13 @@ func TestBrowserIndividualPhone(t *testing.T) {
 	tb.shot("hosted-personal-phone")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
 
+	// The issuing country first, starting on the nationality.
+	tb.contains("Identity document", "Issuing country")
+	if v := eval[string](tb, `document.querySelector('#country-form select[name=country]').value`); v != "GBR" {
+		t.Errorf("the issuing country starts on %q, want the nationality GBR", v)
+	}
+	tb.a11y()
+	tb.issuingCountry("GBR")
 	tb.contains("Identity document", "Choose a photo or file")
 	tb.a11y()
 	// The native file control is hidden; the page's own button is in
@@ -363,6 +380,8 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	tb.a11y()
 	tb.shot("hosted-de-dark-phone")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
+	tb.contains("Ausstellendes Land")
+	tb.issuingCountry("AUT")
 	tb.upload("input[name=front]", tb.file("front.txt", []byte("not an image")))
 	tb.expectError("status of 400")
 	tb.submit("form[action$='/documents'] button[type=submit]")
@@ -427,6 +446,7 @@ func TestBrowserFullLevelCamera(t *testing.T) {
 			tb.submit("form[action$='/personal-info'] button[type=submit]")
 			continue
 		case "identity_doc":
+			tb.issuingCountry("DEU")
 			tb.upload("input[name=front]", tb.file("front.png", pngImage(t, 400, 300, 91)))
 		case "selfie":
 			tb.click("section.step button.camera-open")

@@ -217,11 +217,23 @@ func TestSDKPageIndividual(t *testing.T) {
 	)
 	noHTML(t, r, `https?://`, `name="email"[^>]*disabled`, `name="address"`, `<script>`, `style=`)
 
-	// The steps of the level, each a form that works without script.
+	// The steps of the level, each a form that works without script. The
+	// identity document asks the issuing country first (a GET form that
+	// starts on the nationality), then offers the types that country
+	// issues.
 	r = in.sdkGet("/sdk/" + token + "?step=identity_doc")
-	wantHTML(t, r, `enctype="multipart/form-data"`, `name="kind" value="identity_doc"`,
+	wantHTML(t, r, `<form method="get" action="/sdk/`+regexp.QuoteMeta(token)+`" class="stack" id="country-form">`,
+		`<input type="hidden" name="step" value="identity_doc">`, `Ausstellendes Land`, `<option value="GBR" selected>Vereinigtes Königreich</option>`)
+	noHTML(t, r, `name="front"`, `name="docType"`)
+	r = in.sdkGet("/sdk/" + token + "?step=identity_doc&country=usa")
+	wantHTML(t, r, `enctype="multipart/form-data"`, `name="kind" value="identity_doc"`, `<option value="USA" selected>Vereinigte Staaten</option>`,
 		`<input type="file" name="front" accept="image/jpeg,image/png,application/pdf" capture="environment"`,
-		`<input type="file" name="back"`, `<option value="PASSPORT">Reisepass</option>`)
+		`<input type="file" name="back"`, `<option value="PASSPORT">Reisepass</option>`, `<option value="DRIVERS">Führerschein</option>`,
+		`<option value="RESIDENCE_PERMIT">Aufenthaltstitel</option>`, `formmethod="get"`, `data-doctypes="`)
+	noHTML(t, r, `<option value="ID_CARD">`) // the USA issues no national identity card
+	r = in.sdkGet("/sdk/" + token + "?step=identity_doc&country=DEU")
+	wantHTML(t, r, `<option value="PASSPORT">Reisepass</option><option value="ID_CARD">Personalausweis</option>`)
+	wantHTML(t, in.sdkGet("/sdk/"+token+"?step=identity_doc&country=XXX"), `id="country-form"`) // not a country: ask again
 	r = in.sdkGet("/sdk/" + token + "?step=selfie")
 	wantHTML(t, r, `name="kind" value="selfie"`, `capture="user"`)
 
@@ -391,13 +403,26 @@ func TestSDKFormFlow(t *testing.T) {
 	wantHTML(t, in.sdkGet(r.Header.Get("Location")), `aria-current="step">Identity document`)
 
 	// Documents: a bad image is named; the empty back input is skipped.
+	// A type the chosen country does not issue (the page never offers
+	// it): refused, naming the document type, with the country's types.
+	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "ID_CARD"},
+		part{name: "country", value: "USA"}, part{name: "front", data: pngImage(t, 240, 220, 7)})
+	wantStatusCode(t, r, 400, "ID_CARD of the USA")
+	wantHTML(t, r, `Please check: Document type`, `not issued by the chosen country`, `<option value="USA" selected>United States</option>`,
+		`<option value="PASSPORT">Passport</option>`)
+	noHTML(t, r, `<option value="ID_CARD">`)
+	// No country: the form asks for it.
 	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
-		part{name: "front", data: []byte("not an image")})
+		part{name: "front", data: pngImage(t, 240, 220, 7)})
+	wantStatusCode(t, r, 400, "no country")
+	wantHTML(t, r, `Please check: Issuing country`, `id="country-form"`)
+	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
+		part{name: "country", value: "GBR"}, part{name: "front", data: []byte("not an image")})
 	wantStatusCode(t, r, 400, "bad image")
 	wantHTML(t, r, `Please check: Front side`, `Please choose a photo \(JPEG or PNG\) or a PDF document\.`)
 	noHTML(t, r, `must be a JPEG`, `front must`) // no developer wording (issue 11, defect 4)
 	body, ct := multipartBody(t, part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
-		part{name: "front", data: pngImage(t, 240, 220, 7)})
+		part{name: "country", value: "gbr"}, part{name: "front", data: pngImage(t, 240, 220, 7)})
 	wantStatusCode(t, in.sdkSend("POST", page+"/documents", body, ct), 303, "front")
 	// Submitting too early answers 409 with the missing step.
 	r = in.sdkForm(page+"/submit", url.Values{})
@@ -459,6 +484,9 @@ func TestSDKFormFlow(t *testing.T) {
 		t.Errorf("consent.given entries: %v", h)
 	}
 	a = in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t)
+	if docs := a["documents"].([]any); docs[0].(map[string]any)["country"] != "GBR" || docs[0].(map[string]any)["docType"] != "PASSPORT" {
+		t.Errorf("identity document %v, want PASSPORT of GBR", docs[0])
+	}
 	if info := a["info"].(map[string]any); info["firstName"] != "Ada" || info["dateOfBirth"] != "1990-02-01" {
 		t.Errorf("info %v", info)
 	}

@@ -114,6 +114,7 @@ type SDKUpload struct {
 	Kind    string
 	Side    string // default side of files that carry none (identity_doc)
 	DocType string
+	Country string // identity_doc: the issuing country, checked against DocType (IDDocTypesFor)
 	Files   []SDKFile
 }
 
@@ -170,6 +171,13 @@ func (in SDKUpload) check(s *Store, l Level) ([]upload, error) {
 			}
 		}
 	}
+	if in.Kind == StepIdentityDoc {
+		if err := checkIDDocument("docType", in.DocType, "country", in.Country, false); err != nil {
+			return nil, err
+		}
+	} else if in.Country != "" {
+		return nil, Invalid("country", "country (the issuing country) applies only to identity_doc")
+	}
 	if len(in.Files) == 0 {
 		return nil, Invalid("file", "file is required")
 	}
@@ -208,7 +216,7 @@ func (in SDKUpload) check(s *Store, l Level) ([]upload, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, upload{kind: in.Kind, side: side, docType: docType, img: img})
+		out = append(out, upload{kind: in.Kind, side: side, docType: docType, country: in.Country, img: img})
 	}
 	return out, nil
 }
@@ -257,6 +265,9 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 		details := map[string]any{"action": "documents.uploaded", "kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes}
 		if len(docTypes) > 1 {
 			details["docTypes"] = docTypes
+		}
+		if in.Country != "" {
+			details["country"] = in.Country
 		}
 		return t.sdkUpdated(x, a, details)
 	})

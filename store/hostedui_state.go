@@ -56,6 +56,7 @@ type SDKDocument struct {
 	Kind          string     `json:"kind"`
 	Side          NullString `json:"side"`
 	DocType       NullString `json:"docType"`
+	Country       NullString `json:"country"` // an identity document's issuing country
 	ContentType   string     `json:"contentType"`
 	UploadedAtUtc Time       `json:"uploadedAtUtc"`
 }
@@ -216,7 +217,7 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 		}
 	}
 	for _, d := range a.Documents {
-		v.Documents = append(v.Documents, SDKDocument{Kind: d.Kind, Side: d.Side, DocType: d.DocType,
+		v.Documents = append(v.Documents, SDKDocument{Kind: d.Kind, Side: d.Side, DocType: d.DocType, Country: d.Country,
 			ContentType: d.ContentType, UploadedAtUtc: d.UploadedAtUtc})
 	}
 	if r := a.Review; r.ReviewStatus == ReviewCompleted && r.ReviewAnswer != "" {

@@ -50,6 +50,7 @@ type Document struct {
 	Kind          string     `json:"kind"`
 	Side          NullString `json:"side"`
 	DocType       NullString `json:"docType"`
+	Country       NullString `json:"country"` // an identity document's issuing country (ISO alpha-3), when known
 	UploadedAtUtc Time       `json:"uploadedAtUtc"`
 	SHA256        string     `json:"sha256"`
 	ContentType   string     `json:"contentType"`

@@ -75,6 +75,8 @@ func fieldProblem(field, msg string) string {
 		return "err.country"
 	case field == "consent":
 		return "err.consent"
+	case field == "docType":
+		return "err.doctype"
 	}
 	return "err.value"
 }
@@ -114,6 +116,9 @@ func (p *sdkPage) fieldLabel(field string) string {
 				return q.Text
 			}
 		}
+	}
+	if field == "country" && p.Step == store.StepIdentityDoc {
+		return p.T("field.country.doc")
 	}
 	if l := p.T("field." + field); l != "field."+field {
 		return l

@@ -40,6 +40,9 @@ func (ui *UI) formError(w http.ResponseWriter, r *http.Request, token, step stri
 	if p.Step == "ubo" && posted != nil {
 		p.uboPosted(posted, e.Field)
 	}
+	if p.Mode == "step" && posted != nil {
+		p.readDocCountry(posted) // the upload form again, for the country posted
+	}
 	for i := range p.Questions {
 		q := &p.Questions[i]
 		q.Invalid = "questionnaire."+q.ID == e.Field
@@ -78,6 +81,7 @@ func (ui *UI) Page(w http.ResponseWriter, r *http.Request, ps httprouter.Params)
 	p := ui.build(token, st, r.URL.Query().Get("step"))
 	if p.Mode == "step" {
 		p.readQuality(r.URL.Query().Get("quality"))
+		p.readDocCountry(r.URL.Query())
 	}
 	ui.render(w, r, p, http.StatusOK)
 }
@@ -160,13 +164,22 @@ func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httproute
 		return
 	}
 	up, err := readUpload(r)
+	if err == nil && up.Kind == store.StepIdentityDoc && up.Country == "" {
+		// The page asks for the issuing country first (the page API
+		// leaves it optional).
+		err = store.Invalid("country", "country (the issuing country) is required")
+	}
 	var st store.SDKState
 	if err == nil {
 		st, err = ui.store.SDKAddDocuments(token, up)
 	}
 	if err != nil {
 		// Past the body limit too: the page again, with the error in words.
-		ui.formError(w, r, token, up.Kind, err, nil)
+		var posted url.Values
+		if up.Kind == store.StepIdentityDoc {
+			posted = url.Values{"country": {up.Country}}
+		}
+		ui.formError(w, r, token, up.Kind, err, posted)
 		return
 	}
 	if findings := ui.assess(up); findings != "" {

@@ -7,7 +7,7 @@ import "strings"
 // falls back to English, and so does a key missing in a language.
 func sdkMessages() map[string]map[string]string {
 	m := baseMessages()
-	for _, extra := range []map[string]map[string]string{introMessages()} {
+	for _, extra := range []map[string]map[string]string{introMessages(), docCountryMessages()} {
 		for lang, keys := range extra {
 			for k, v := range keys {
 				m[lang][k] = v

@@ -36,11 +36,14 @@ type sdkPage struct {
 	UboForm     sdkUboForm
 	Countries   []sdkOption  // the country picker's options in the page's language (shared: read only)
 	Quality     []sdkQuality // the last upload's photo problems, in words
-	IDDocTypes  []sdkOption
-	Missing     []sdkNav
-	Retry       []sdkNav
-	Redirect    bool       // the verdict page goes on to returnUrl by itself
-	Asks        []introAsk // the intro's list of what will be asked
+	IDDocTypes  []sdkOption  // the types the chosen issuing country issues (doccountry.go)
+	DocCountry  string       // the identity document's issuing country, "" until chosen
+	// DocCountryGuess is the country the picker starts on.
+	DocCountryGuess string
+	Missing         []sdkNav
+	Retry           []sdkNav
+	Redirect        bool       // the verdict page goes on to returnUrl by itself
+	Asks            []introAsk // the intro's list of what will be asked
 }
 
 type sdkNav struct {
@@ -380,9 +383,7 @@ func (p *sdkPage) fill() {
 		has := p.hasDocType(d)
 		p.CompanyDocs = append(p.CompanyDocs, sdkDocView{DocType: d, Label: p.docLabel(d), Uploaded: has && !retry, Rejected: has && retry})
 	}
-	for _, t := range store.IDDocTypes() {
-		p.IDDocTypes = append(p.IDDocTypes, sdkOption{Value: t, Label: p.T("doc." + t)})
-	}
+	p.fillDocCountry()
 	for _, u := range st.Ubos {
 		roles := make([]string, len(u.Roles))
 		for i, r := range u.Roles {
