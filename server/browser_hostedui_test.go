@@ -58,11 +58,18 @@ func (in *instance) session(extID string, body map[string]any) (short, page stri
 // reviewStatus reads the applicant's aggregate status.
 func (in *instance) reviewStatus(extID string) (status, answer string) {
 	in.t.Helper()
+	return in.reviewStatusIn(extID, nil)
+}
+
+// reviewStatusIn reads the applicant's aggregate status with the request
+// headers headers (another environment's credential).
+func (in *instance) reviewStatusIn(extID string, headers []string) (status, answer string) {
+	in.t.Helper()
 	var s struct {
 		ReviewStatus string
 		ReviewAnswer *string
 	}
-	in.expect(200, "GET", "/v1/applicants/"+extID+"/status", nil).json(in.t, &s)
+	in.expect(200, "GET", "/v1/applicants/"+extID+"/status", nil, headers...).json(in.t, &s)
 	if s.ReviewAnswer != nil {
 		answer = *s.ReviewAnswer
 	}

@@ -116,6 +116,10 @@ type SDKUpload struct {
 	DocType string
 	Country string // identity_doc: the issuing country, checked against DocType (IDDocTypesFor)
 	Files   []SDKFile
+	// Quality are the photo problems the hosted UI measured, by file
+	// field (imagequality codes): recorded with the upload as internal
+	// document.quality entries, the console's image-quality findings.
+	Quality map[string][]string
 }
 
 // Liveness frames per upload.
@@ -250,7 +254,7 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 			}
 		}
 		hashes, docTypes := []string{}, []string{}
-		for _, u := range ups {
+		for i, u := range ups { // ups[i] is in.Files[i] (check)
 			if u.docType != "" && !inList(docTypes, u.docType) {
 				docTypes = append(docTypes, u.docType)
 			}
@@ -258,6 +262,12 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 				return err
 			}
 			hashes = append(hashes, u.img.SHA256)
+			if problems := in.Quality[in.Files[i].Field]; len(problems) > 0 {
+				if err := t.sdkInternal(x, a, "document.quality", map[string]any{"check": "image_quality", "kind": u.kind,
+					"field": in.Files[i].Field, "sha256": u.img.SHA256, "problems": problems}); err != nil {
+					return err
+				}
+			}
 		}
 		if err := t.save(x.Env, a); err != nil {
 			return err

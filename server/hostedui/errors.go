@@ -154,3 +154,15 @@ func RejectLabelTexts() map[string]string {
 	}
 	return out
 }
+
+// DocTypeNames are the document types in English words (identity and
+// company documents), for the console.
+func DocTypeNames() map[string]string {
+	out := map[string]string{}
+	for k, v := range sdkMessages()["en"] {
+		if t, ok := strings.CutPrefix(k, "doc."); ok && (strings.ToUpper(t) == t || strings.Contains(t, "_")) {
+			out[t] = v
+		}
+	}
+	return out
+}

@@ -170,7 +170,9 @@ func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httproute
 		err = store.Invalid("country", "country (the issuing country) is required")
 	}
 	var st store.SDKState
+	var findings string
 	if err == nil {
+		findings, up.Quality = ui.assess(up)
 		st, err = ui.store.SDKAddDocuments(token, up)
 	}
 	if err != nil {
@@ -182,7 +184,7 @@ func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httproute
 		ui.formError(w, r, token, up.Kind, err, posted)
 		return
 	}
-	if findings := ui.assess(up); findings != "" {
+	if findings != "" {
 		ui.qualityRedirect(w, r, token, up.Kind, findings)
 		return
 	}
