@@ -58,11 +58,18 @@ func (in *instance) session(extID string, body map[string]any) (short, page stri
 // reviewStatus reads the applicant's aggregate status.
 func (in *instance) reviewStatus(extID string) (status, answer string) {
 	in.t.Helper()
+	return in.reviewStatusIn(extID, nil)
+}
+
+// reviewStatusIn reads the applicant's aggregate status with the request
+// headers headers (another environment's credential).
+func (in *instance) reviewStatusIn(extID string, headers []string) (status, answer string) {
+	in.t.Helper()
 	var s struct {
 		ReviewStatus string
 		ReviewAnswer *string
 	}
-	in.expect(200, "GET", "/v1/applicants/"+extID+"/status", nil).json(in.t, &s)
+	in.expect(200, "GET", "/v1/applicants/"+extID+"/status", nil, headers...).json(in.t, &s)
 	if s.ReviewAnswer != nil {
 		answer = *s.ReviewAnswer
 	}
@@ -87,6 +94,29 @@ func (in *instance) review(extID string) {
 	}
 }
 
+// consent passes the intro page: it shows want (what will be asked, in
+// the page's language), passes axe-core, and the consent box ticked and
+// the button lead to the first step.
+func (tb *tab) consent(want ...string) {
+	tb.t.Helper()
+	tb.waitFor("#intro")
+	tb.contains(want...)
+	tb.a11y()
+	tb.click("input[name=consent]")
+	tb.submit("#consent-form button[type=submit]")
+	tb.waitFor("section.step")
+}
+
+// issuingCountry answers the identity document's first question, the
+// issuing country, with code (the form is a plain GET form).
+func (tb *tab) issuingCountry(code string) {
+	tb.t.Helper()
+	tb.waitFor("#country-form")
+	tb.run(chromedp.SetValue(chromedp.CSS("#country-form select[name=country]"), code))
+	tb.submit("#country-form button[type=submit]")
+	tb.waitFor("#id-doc-form")
+}
+
 // TestBrowserIndividualPhone walks basic-kyc-level on a phone: the short
 // link, the prefilled personal data, the identity document, the selfie,
 // submission, the waiting view, the GREEN verdict with its visible
@@ -101,6 +131,20 @@ func TestBrowserIndividualPhone(t *testing.T) {
 
 	tb := in.chrome(t, phone)
 	tb.open(short)
+	// The intro says what will be asked; without the box ticked the
+	// browser does not send the form (the server refuses it too:
+	// TestSDKFormFlow).
+	tb.waitFor("#intro")
+	tb.contains("Before you start", "your personal details", "a photo of an identity document", "a photo of your face (selfie)",
+		"I agree that my personal data")
+	tb.lacks("Step 1 of", "Liveness")
+	tb.a11y()
+	tb.shot("hosted-intro-phone")
+	tb.click("#consent-form button[type=submit]")
+	if !eval[bool](tb, `document.querySelector('input[name=consent]').validity.valueMissing`) || tb.count("#intro") != 1 {
+		t.Fatal("the intro went on without the consent box ticked")
+	}
+	tb.consent()
 	tb.contains("Identity verification", "Step 1 of")
 	if v := eval[string](tb, `document.querySelector("input[name=lastName]").value`); v != "Lovelace" {
 		t.Fatalf("lastName shows %q, want the partner's Lovelace", v)
@@ -113,6 +157,13 @@ func TestBrowserIndividualPhone(t *testing.T) {
 	tb.shot("hosted-personal-phone")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
 
+	// The issuing country first, starting on the nationality.
+	tb.contains("Identity document", "Issuing country")
+	if v := eval[string](tb, `document.querySelector('#country-form select[name=country]').value`); v != "GBR" {
+		t.Errorf("the issuing country starts on %q, want the nationality GBR", v)
+	}
+	tb.a11y()
+	tb.issuingCountry("GBR")
 	tb.contains("Identity document", "Choose a photo or file")
 	tb.a11y()
 	// The native file control is hidden; the page's own button is in
@@ -192,6 +243,9 @@ func TestBrowserRetry(t *testing.T) {
 		t.Fatal("the steps to redo are not links")
 	}
 	tb.submit("#redo-start")
+	// Its data came through the API: before it gives data in the hosted
+	// UI, the intro asks for consent, then leads to the step to redo.
+	tb.consent("Before you start")
 	tb.waitFor("#retry-note")
 	tb.contains("please provide again", "The photos could not be used")
 	tb.lacks("✓ Uploaded")
@@ -237,6 +291,7 @@ func TestBrowserCompany(t *testing.T) {
 
 	tb := in.chrome(t, desktop)
 	tb.open(page)
+	tb.consent("your company's details", "the company's documents", "the company's beneficial owners")
 	tb.contains("Company verification", "Company information")
 	tb.a11y()
 	tb.fill("input[name=registrationNumber]", "HRB 12345")
@@ -309,6 +364,7 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 
 	tb := in.chrome(t, phone)
 	tb.open(short)
+	tb.consent("Bevor Sie beginnen", "Acme Bank bittet uns", "ein Foto eines Ausweisdokuments", "Ich bin einverstanden, dass Acme Bank")
 	tb.contains("Identitätsprüfung", "Persönliche Angaben", "Schritt 1 von", "Fragen? Schreiben Sie an", "help@acme.example")
 	if c := eval[string](tb, `document.documentElement.className`); c != "theme-dark" {
 		t.Fatalf("html class %q", c)
@@ -331,6 +387,8 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	tb.a11y()
 	tb.shot("hosted-de-dark-phone")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
+	tb.contains("Ausstellendes Land")
+	tb.issuingCountry("AUT")
 	tb.upload("input[name=front]", tb.file("front.txt", []byte("not an image")))
 	tb.expectError("status of 400")
 	tb.submit("form[action$='/documents'] button[type=submit]")
@@ -382,6 +440,7 @@ func TestBrowserFullLevelCamera(t *testing.T) {
 
 	tb := in.chrome(t, phone)
 	tb.open(page)
+	tb.consent("a short liveness check", "a proof of address", "sanctions and watch lists")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
 	for guard := 0; guard < 8; guard++ {
 		step := eval[string](tb, `document.querySelector('section.step').getAttribute('data-step')`)
@@ -394,6 +453,7 @@ func TestBrowserFullLevelCamera(t *testing.T) {
 			tb.submit("form[action$='/personal-info'] button[type=submit]")
 			continue
 		case "identity_doc":
+			tb.issuingCountry("DEU")
 			tb.upload("input[name=front]", tb.file("front.png", pngImage(t, 400, 300, 91)))
 		case "selfie":
 			tb.click("section.step button.camera-open")

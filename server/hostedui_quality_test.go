@@ -34,7 +34,7 @@ func TestHostedImageQuality(t *testing.T) {
 	token := in.sdkSession("q-1", nil)
 	base := "/sdk/" + token
 
-	r := in.sdkUpload(base+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
+	r := in.sdkUpload(base+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"}, part{name: "country", value: "GBR"},
 		part{name: "front", data: blackPNG(t, 800, 600), filename: named("front.png")},
 		part{name: "back", data: pngImage(t, 300, 200, 9), filename: named("back.png")})
 	if r.Status != http.StatusSeeOther {

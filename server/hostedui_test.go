@@ -15,8 +15,21 @@ import (
 	"github.com/complybox/complybox/store"
 )
 
-// sdkSession opens a hosted-UI session for extID and returns its token.
+// sdkSession opens a hosted-UI session for extID, passes its intro as a
+// browser does (the consent box ticked; history consent.given the first
+// time) and returns its token.
 func (in *instance) sdkSession(extID string, body map[string]any) string {
+	in.t.Helper()
+	token := in.sdkNewSession(extID, body)
+	if r := in.sdkForm("/sdk/"+token+"/consent", url.Values{"consent": {"yes"}}); r.Status != 303 {
+		in.t.Fatalf("consent: status %d, want 303; body %s", r.Status, r.Body)
+	}
+	return token
+}
+
+// sdkNewSession opens a hosted-UI session for extID and returns its token;
+// the page starts with the intro unless the applicant consented before.
+func (in *instance) sdkNewSession(extID string, body map[string]any) string {
 	in.t.Helper()
 	if body == nil {
 		body = map[string]any{}
@@ -204,11 +217,23 @@ func TestSDKPageIndividual(t *testing.T) {
 	)
 	noHTML(t, r, `https?://`, `name="email"[^>]*disabled`, `name="address"`, `<script>`, `style=`)
 
-	// The steps of the level, each a form that works without script.
+	// The steps of the level, each a form that works without script. The
+	// identity document asks the issuing country first (a GET form that
+	// starts on the nationality), then offers the types that country
+	// issues.
 	r = in.sdkGet("/sdk/" + token + "?step=identity_doc")
-	wantHTML(t, r, `enctype="multipart/form-data"`, `name="kind" value="identity_doc"`,
+	wantHTML(t, r, `<form method="get" action="/sdk/`+regexp.QuoteMeta(token)+`" class="stack" id="country-form">`,
+		`<input type="hidden" name="step" value="identity_doc">`, `Ausstellendes Land`, `<option value="GBR" selected>Vereinigtes Königreich</option>`)
+	noHTML(t, r, `name="front"`, `name="docType"`)
+	r = in.sdkGet("/sdk/" + token + "?step=identity_doc&country=usa")
+	wantHTML(t, r, `enctype="multipart/form-data"`, `name="kind" value="identity_doc"`, `<option value="USA" selected>Vereinigte Staaten</option>`,
 		`<input type="file" name="front" accept="image/jpeg,image/png,application/pdf" capture="environment"`,
-		`<input type="file" name="back"`, `<option value="PASSPORT">Reisepass</option>`)
+		`<input type="file" name="back"`, `<option value="PASSPORT">Reisepass</option>`, `<option value="DRIVERS">Führerschein</option>`,
+		`<option value="RESIDENCE_PERMIT">Aufenthaltstitel</option>`, `formmethod="get"`, `data-doctypes="`)
+	noHTML(t, r, `<option value="ID_CARD">`) // the USA issues no national identity card
+	r = in.sdkGet("/sdk/" + token + "?step=identity_doc&country=DEU")
+	wantHTML(t, r, `<option value="PASSPORT">Reisepass</option><option value="ID_CARD">Personalausweis</option>`)
+	wantHTML(t, in.sdkGet("/sdk/"+token+"?step=identity_doc&country=XXX"), `id="country-form"`) // not a country: ask again
 	r = in.sdkGet("/sdk/" + token + "?step=selfie")
 	wantHTML(t, r, `name="kind" value="selfie"`, `capture="user"`)
 
@@ -318,11 +343,52 @@ func TestSDKFormFlow(t *testing.T) {
 	in := start(t)
 	rc, secret := in.kycReceiver()
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "walk1"})
-	token := in.sdkSession("walk1", map[string]any{"returnUrl": "https://partner.example/done?from=kyc"})
+	token := in.sdkNewSession("walk1", map[string]any{"returnUrl": "https://partner.example/done?from=kyc"})
 	page := "/sdk/" + token
 
+	// The intro: what will be asked, derived from the level's steps, and
+	// a consent line; no step before consent.
+	r := in.sdkGet(page)
+	wantStatusCode(t, r, 200, "intro")
+	wantHTML(t, r, `id="intro"`, `<li data-ask="personal">your personal details`, `<li data-ask="identity_doc">a photo of an identity document`,
+		`<li data-ask="selfie">a photo of your face`, `action="/sdk/`+regexp.QuoteMeta(token)+`/consent"`,
+		`<input type="checkbox" name="consent" value="yes" required>`)
+	noHTML(t, r, `data-ask="review"`, `name="firstName"`, `aria-current="step"`)
+	wantHTML(t, in.sdkGet(page+"?step=selfie"), `id="intro"`) // no way around it
+	// A data form posted before consent stores nothing and leads to the intro.
+	r = in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Early"}})
+	if r.Status != 303 || r.Header.Get("Location") != page {
+		t.Errorf("personal info before consent: %d %q", r.Status, r.Header.Get("Location"))
+	}
+	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 8)})
+	if r.Status != 303 || r.Header.Get("Location") != page {
+		t.Errorf("upload before consent: %d %q", r.Status, r.Header.Get("Location"))
+	}
+	if a := in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t); a["consentGivenAtUtc"] != nil || len(a["documents"].([]any)) != 0 ||
+		a["info"].(map[string]any)["firstName"] != nil {
+		t.Errorf("before consent: %v", a)
+	}
+	// The box left unticked: the intro again, the error naming the box.
+	r = in.sdkForm(page+"/consent", url.Values{})
+	wantStatusCode(t, r, 400, "consent unticked")
+	wantHTML(t, r, `role="alert"`, `Please check: Consent`, `Please tick the box`, `aria-invalid="true"`)
+	r = in.sdkForm(page+"/consent", url.Values{"consent": {"yes"}})
+	wantStatusCode(t, r, 303, "consent")
+	if loc := r.Header.Get("Location"); loc != page+"?step=personal" {
+		t.Fatalf("after consent Location %q", loc)
+	}
+	a := in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t)
+	if at, _ := a["consentGivenAtUtc"].(string); at != "2026-11-21T05:00:00.000Z" {
+		t.Errorf("consentGivenAtUtc %v", a["consentGivenAtUtc"])
+	}
+	// A second session of the same applicant goes straight to the steps;
+	// consenting again records nothing.
+	again := "/sdk/" + in.sdkNewSession("walk1", nil)
+	noHTML(t, in.sdkGet(again), `id="intro"`)
+	wantStatusCode(t, in.sdkForm(again+"/consent", url.Values{"consent": {"yes"}}), 303, "consent again")
+
 	// Personal info: a bad value comes back as the page with the error.
-	r := in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Ada"}, "lastName": {"Walker"}, "dateOfBirth": {"1990-02-31"}, "email": {""}})
+	r = in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Ada"}, "lastName": {"Walker"}, "dateOfBirth": {"1990-02-31"}, "email": {""}})
 	wantStatusCode(t, r, 400, "bad date")
 	wantHTML(t, r, `role="alert"`, `Please check: Date of birth`, `class="field invalid"`, `name="firstName" value="Ada"`)
 	r = in.sdkForm(page+"/personal-info", url.Values{"firstName": {"Ada"}, "lastName": {"Walker"}, "dateOfBirth": {"1990-02-01"}, "email": {""}})
@@ -337,13 +403,26 @@ func TestSDKFormFlow(t *testing.T) {
 	wantHTML(t, in.sdkGet(r.Header.Get("Location")), `aria-current="step">Identity document`)
 
 	// Documents: a bad image is named; the empty back input is skipped.
+	// A type the chosen country does not issue (the page never offers
+	// it): refused, naming the document type, with the country's types.
+	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "ID_CARD"},
+		part{name: "country", value: "USA"}, part{name: "front", data: pngImage(t, 240, 220, 7)})
+	wantStatusCode(t, r, 400, "ID_CARD of the USA")
+	wantHTML(t, r, `Please check: Document type`, `not issued by the chosen country`, `<option value="USA" selected>United States</option>`,
+		`<option value="PASSPORT">Passport</option>`)
+	noHTML(t, r, `<option value="ID_CARD">`)
+	// No country: the form asks for it.
 	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
-		part{name: "front", data: []byte("not an image")})
+		part{name: "front", data: pngImage(t, 240, 220, 7)})
+	wantStatusCode(t, r, 400, "no country")
+	wantHTML(t, r, `Please check: Issuing country`, `id="country-form"`)
+	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
+		part{name: "country", value: "GBR"}, part{name: "front", data: []byte("not an image")})
 	wantStatusCode(t, r, 400, "bad image")
 	wantHTML(t, r, `Please check: Front side`, `Please choose a photo \(JPEG or PNG\) or a PDF document\.`)
 	noHTML(t, r, `must be a JPEG`, `front must`) // no developer wording (issue 11, defect 4)
 	body, ct := multipartBody(t, part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "PASSPORT"},
-		part{name: "front", data: pngImage(t, 240, 220, 7)})
+		part{name: "country", value: "gbr"}, part{name: "front", data: pngImage(t, 240, 220, 7)})
 	wantStatusCode(t, in.sdkSend("POST", page+"/documents", body, ct), 303, "front")
 	// Submitting too early answers 409 with the missing step.
 	r = in.sdkForm(page+"/submit", url.Values{})
@@ -396,11 +475,18 @@ func TestSDKFormFlow(t *testing.T) {
 	// Each call that gave data is applicant.updated by sdk: the personal
 	// info and the two uploads (failed calls record nothing).
 	want := []string{"enrollment.completed:system", "applicant.approved:system", "enrollment.submitted:sdk",
-		"applicant.updated:sdk", "applicant.updated:sdk", "applicant.updated:sdk", "enrollment.created:partner", "applicant.created:partner"}
+		"applicant.updated:sdk", "applicant.updated:sdk", "applicant.updated:sdk", "enrollment.created:partner",
+		"consent.given:sdk", "enrollment.created:partner", "applicant.created:partner"}
 	if h := in.historyTypes("walk1"); !slices.Equal(h, want) {
 		t.Errorf("history %v, want %v", h, want)
 	}
-	a := in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t)
+	if h := in.expect(200, "GET", "/v1/applicants/walk1/review-history?eventType=consent.given", nil).m(t); h["totalItems"] != float64(1) {
+		t.Errorf("consent.given entries: %v", h)
+	}
+	a = in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t)
+	if docs := a["documents"].([]any); docs[0].(map[string]any)["country"] != "GBR" || docs[0].(map[string]any)["docType"] != "PASSPORT" {
+		t.Errorf("identity document %v, want PASSPORT of GBR", docs[0])
+	}
 	if info := a["info"].(map[string]any); info["firstName"] != "Ada" || info["dateOfBirth"] != "1990-02-01" {
 		t.Errorf("info %v", info)
 	}
@@ -914,7 +1000,7 @@ func TestSDKAuditHistory(t *testing.T) {
 		"questionnaire":      []map[string]any{{"id": "pep", "text": "PEP?", "type": "boolean", "required": true}},
 	})
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "hist1", "verificationLevelName": "sdk-hist"})
-	token := in.sdkSession("hist1", nil)
+	token := in.sdkNewSession("hist1", nil) // the page API asks for no consent
 	sdkEvents := func() int {
 		n := 0
 		for _, h := range in.historyTypes("hist1") {

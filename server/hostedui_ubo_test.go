@@ -248,7 +248,7 @@ func TestSDKUboIndividual(t *testing.T) {
 	if st := in.sdkAPI("GET", "/api/v1/sdk/state", token, "").m(t); fmt.Sprint(st["ubos"]) != "[]" {
 		t.Errorf("state ubos of an individual: %v", st["ubos"])
 	}
-	if strings.Contains(fmt.Sprint(in.historyTypes("ubo-person")), ":sdk") {
+	if strings.Contains(fmt.Sprint(in.historyTypes("ubo-person")), "applicant.updated:sdk") {
 		t.Errorf("a refused row left history: %v", in.historyTypes("ubo-person"))
 	}
 }

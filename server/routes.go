@@ -109,6 +109,7 @@ func (s *Server) routes() {
 	// takes it as Authorization: Bearer. Assets live beside /sdk/, not under it.
 	r.GET("/sdk/:token", ui.Page)
 	r.GET("/sdk/:token/return", ui.Return)
+	r.POST("/sdk/:token/consent", ui.PostConsent)
 	r.POST("/sdk/:token/personal-info", ui.PostPersonalInfo)
 	r.POST("/sdk/:token/documents", ui.PostDocuments)
 	r.POST("/sdk/:token/questionnaire", ui.PostQuestionnaire)

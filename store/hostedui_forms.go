@@ -114,7 +114,12 @@ type SDKUpload struct {
 	Kind    string
 	Side    string // default side of files that carry none (identity_doc)
 	DocType string
+	Country string // identity_doc: the issuing country, checked against DocType (IDDocTypesFor)
 	Files   []SDKFile
+	// Quality are the photo problems the hosted UI measured, by file
+	// field (imagequality codes): recorded with the upload as internal
+	// document.quality entries, the console's image-quality findings.
+	Quality map[string][]string
 }
 
 // Liveness frames per upload.
@@ -170,6 +175,13 @@ func (in SDKUpload) check(s *Store, l Level) ([]upload, error) {
 			}
 		}
 	}
+	if in.Kind == StepIdentityDoc {
+		if err := checkIDDocument("docType", in.DocType, "country", in.Country, false); err != nil {
+			return nil, err
+		}
+	} else if in.Country != "" {
+		return nil, Invalid("country", "country (the issuing country) applies only to identity_doc")
+	}
 	if len(in.Files) == 0 {
 		return nil, Invalid("file", "file is required")
 	}
@@ -208,7 +220,7 @@ func (in SDKUpload) check(s *Store, l Level) ([]upload, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, upload{kind: in.Kind, side: side, docType: docType, img: img})
+		out = append(out, upload{kind: in.Kind, side: side, docType: docType, country: in.Country, img: img})
 	}
 	return out, nil
 }
@@ -242,7 +254,7 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 			}
 		}
 		hashes, docTypes := []string{}, []string{}
-		for _, u := range ups {
+		for i, u := range ups { // ups[i] is in.Files[i] (check)
 			if u.docType != "" && !inList(docTypes, u.docType) {
 				docTypes = append(docTypes, u.docType)
 			}
@@ -250,6 +262,12 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 				return err
 			}
 			hashes = append(hashes, u.img.SHA256)
+			if problems := in.Quality[in.Files[i].Field]; len(problems) > 0 {
+				if err := t.sdkInternal(x, a, "document.quality", map[string]any{"check": "image_quality", "kind": u.kind,
+					"field": in.Files[i].Field, "sha256": u.img.SHA256, "problems": problems}); err != nil {
+					return err
+				}
+			}
 		}
 		if err := t.save(x.Env, a); err != nil {
 			return err
@@ -257,6 +275,9 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 		details := map[string]any{"action": "documents.uploaded", "kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes}
 		if len(docTypes) > 1 {
 			details["docTypes"] = docTypes
+		}
+		if in.Country != "" {
+			details["country"] = in.Country
 		}
 		return t.sdkUpdated(x, a, details)
 	})

@@ -56,6 +56,7 @@ type SDKDocument struct {
 	Kind          string     `json:"kind"`
 	Side          NullString `json:"side"`
 	DocType       NullString `json:"docType"`
+	Country       NullString `json:"country"` // an identity document's issuing country
 	ContentType   string     `json:"contentType"`
 	UploadedAtUtc Time       `json:"uploadedAtUtc"`
 }
@@ -89,7 +90,8 @@ type SDKState struct {
 	Ubos                     []SDKUbo      `json:"ubos"`    // a company's beneficial-owner rows; empty for an individual
 	Missing                  []string      `json:"missing"` // required steps that still need data
 	Verdict                  *SDKVerdict   `json:"verdict"`
-	RedirectURL              NullString    `json:"redirectUrl"` // returnUrl with externalUserId and reviewAnswer, once there is a verdict
+	RedirectURL              NullString    `json:"redirectUrl"`       // returnUrl with externalUserId and reviewAnswer, once there is a verdict
+	ConsentGivenAtUtc        Time          `json:"consentGivenAtUtc"` // null until the applicant accepts the intro's consent line
 }
 
 // SDKUbo is a company's beneficial-owner row as the hosted UI shows it: the
@@ -170,6 +172,7 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 		ReviewStatus: a.Review.ReviewStatus, InReview: a.sdkWaiting(), AcceptsData: a.acceptsData() == nil,
 		Steps: []SDKStep{}, Fields: []SDKField{}, Questionnaire: []SDKQuestion{}, Documents: []SDKDocument{},
 		CompanyRequiredDocuments: append([]string{}, l.CompanyRequiredDocuments...), Missing: []string{}, Ubos: []SDKUbo{},
+		ConsentGivenAtUtc: a.ConsentAt,
 	}
 	if rows := a.uboView(); rows != nil {
 		for _, r := range *rows {
@@ -214,7 +217,7 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 		}
 	}
 	for _, d := range a.Documents {
-		v.Documents = append(v.Documents, SDKDocument{Kind: d.Kind, Side: d.Side, DocType: d.DocType,
+		v.Documents = append(v.Documents, SDKDocument{Kind: d.Kind, Side: d.Side, DocType: d.DocType, Country: d.Country,
 			ContentType: d.ContentType, UploadedAtUtc: d.UploadedAtUtc})
 	}
 	if r := a.Review; r.ReviewStatus == ReviewCompleted && r.ReviewAnswer != "" {

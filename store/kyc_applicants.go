@@ -50,6 +50,7 @@ type Document struct {
 	Kind          string     `json:"kind"`
 	Side          NullString `json:"side"`
 	DocType       NullString `json:"docType"`
+	Country       NullString `json:"country"` // an identity document's issuing country (ISO alpha-3), when known
 	UploadedAtUtc Time       `json:"uploadedAtUtc"`
 	SHA256        string     `json:"sha256"`
 	ContentType   string     `json:"contentType"`
@@ -81,7 +82,10 @@ type Applicant struct {
 	Monitoring            bool               `json:"monitoring"`
 	CreatedAtUtc          Time               `json:"createdAtUtc"`
 	UpdatedAtUtc          Time               `json:"updatedAtUtc"`
-	Ubos                  *[]UboRow          `json:"ubos,omitempty"` // UBO hook (store/kyb_ubos.go): a company's rows
+	// ConsentGivenAtUtc is when the applicant accepted the consent line of
+	// the hosted UI's intro (store/hostedui_consent.go); null before.
+	ConsentGivenAtUtc Time      `json:"consentGivenAtUtc"`
+	Ubos              *[]UboRow `json:"ubos,omitempty"` // UBO hook (store/kyb_ubos.go): a company's rows
 }
 
 // diskApplicant is an applicant as stored.
@@ -107,6 +111,7 @@ type diskApplicant struct {
 	CreatedAt   Time                       `json:"createdAt"`
 	UpdatedAt   Time                       `json:"updatedAt"`
 	ErasedAt    Time                       `json:"erasedAt"`
+	ConsentAt   Time                       `json:"consentAt"` // consent given in the hosted UI
 	Seq         uint64                     `json:"seq"`
 	uboState                               // UBO hook (store/kyb_ubos.go): rows, structure flags, a child's parent
 
@@ -131,7 +136,8 @@ func (a *diskApplicant) view() Applicant {
 		ID: a.ID, ExternalUserID: a.ExternalID, Type: a.Type, VerificationLevelName: a.Level,
 		Status: a.Status, RiskLevel: a.RiskLevel, LockedFields: a.Locked, Documents: a.Documents,
 		Review: a.Review, Monitoring: a.Monitoring, CreatedAtUtc: a.CreatedAt, UpdatedAtUtc: a.UpdatedAt,
-		Ubos: a.uboView(), // UBO hook (store/kyb_ubos.go)
+		ConsentGivenAtUtc: a.ConsentAt,
+		Ubos:              a.uboView(), // UBO hook (store/kyb_ubos.go)
 	}
 	info := map[string]*string{}
 	for _, f := range fieldsOf(a.Type) {

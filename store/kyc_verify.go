@@ -27,8 +27,8 @@ type VerifyInput struct {
 
 // upload is one decoded image on its way to a step.
 type upload struct {
-	kind, side, docType string
-	img                 imagecheck.Image
+	kind, side, docType, country string
+	img                          imagecheck.Image
 }
 
 // DecodeImage decodes the base64 upload value of field and checks what its
@@ -151,6 +151,10 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 	_, hasQuestions := l.step(StepQuestionnaire)
 	var ups []upload
 	add := func(field, value, kind, side, docType string, required, pdf bool) error {
+		country := ""
+		if kind == StepIdentityDoc {
+			country = in.Country
+		}
 		if value == "" {
 			if required {
 				return Invalid(field, "%s is required", field)
@@ -161,7 +165,7 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 		if err != nil {
 			return err
 		}
-		ups = append(ups, upload{kind: kind, side: side, docType: docType, img: img})
+		ups = append(ups, upload{kind: kind, side: side, docType: docType, country: country, img: img})
 		return nil
 	}
 	if hasID {
@@ -173,6 +177,9 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 		}
 		if !IsCountry(in.Country) {
 			return StatusView{}, Invalid("country", "country is required: an ISO 3166-1 alpha-3 code in upper case")
+		}
+		if err := checkIDDocument("idDocType", in.IDDocType, "country", in.Country, true); err != nil {
+			return StatusView{}, err
 		}
 		if err := add("documentFront", in.DocumentFront, StepIdentityDoc, "front", in.IDDocType, true, true); err != nil {
 			return StatusView{}, err
@@ -321,7 +328,7 @@ func (t *txn) addDocument(env Env, a *diskApplicant, l Level, u upload) error {
 	if err := t.env(env, "image_owners").Put([]byte(u.img.SHA256+"|"+a.ID), []byte(u.kind)); err != nil {
 		return err
 	}
-	a.Documents = append(a.Documents, Document{Kind: u.kind, Side: NullString(u.side), DocType: NullString(u.docType),
+	a.Documents = append(a.Documents, Document{Kind: u.kind, Side: NullString(u.side), DocType: NullString(u.docType), Country: NullString(u.country),
 		UploadedAtUtc: At(t.now), SHA256: u.img.SHA256, ContentType: u.img.ContentType})
 	a.dataArrived(u.kind, l, t.now)
 	return nil
@@ -374,6 +381,7 @@ type DocumentInput struct {
 	Kind    string `json:"kind"`
 	Side    string `json:"side"`
 	DocType string `json:"docType"`
+	Country string `json:"country"` // identity_doc: the issuing country
 	Image   string `json:"image"`
 }
 
@@ -409,6 +417,9 @@ func (s *Store) addDocument(env Env, extID string, in DocumentInput) (Document, 
 		if in.DocType != "" && !inList(idDocTypes(), in.DocType) {
 			return Document{}, Invalid("docType", "docType must be one of %s", strings.Join(idDocTypes(), ", "))
 		}
+		if err := checkIDDocument("docType", in.DocType, "country", in.Country, false); err != nil {
+			return Document{}, err
+		}
 	case StepCompanyDocs:
 		if !validDocType(in.DocType) {
 			return Document{}, Invalid("docType", "docType is required for company_docs, e.g. certificate_of_incorporation")
@@ -420,6 +431,9 @@ func (s *Store) addDocument(env Env, extID string, in DocumentInput) (Document, 
 		if in.DocType != "" && !validDocType(strings.ToLower(in.DocType)) {
 			return Document{}, Invalid("docType", "docType must be 1-64 characters of a-z0-9_")
 		}
+	}
+	if in.Country != "" && in.Kind != StepIdentityDoc {
+		return Document{}, Invalid("country", "country (the issuing country) applies only to identity_doc")
 	}
 	if in.Image == "" {
 		return Document{}, Invalid("image", "image is required")
@@ -443,7 +457,7 @@ func (s *Store) addDocument(env Env, extID string, in DocumentInput) (Document, 
 		if err := t.checkLevel(env, a, l); err != nil {
 			return err
 		}
-		if err := t.addDocument(env, a, l, upload{kind: in.Kind, side: in.Side, docType: in.DocType, img: img}); err != nil {
+		if err := t.addDocument(env, a, l, upload{kind: in.Kind, side: in.Side, docType: in.DocType, country: in.Country, img: img}); err != nil {
 			return err
 		}
 		out = a.Documents[len(a.Documents)-1]

@@ -15,6 +15,9 @@ import (
 //	   (list_filter.go) and the retention index (retention.go)
 //	3: one schedule per environment: the sandbox's jobs move out of
 //	   "schedule" into "schedule_sandbox" (splitSchedule, schedule.go)
+//	4: applicant views rendered again, so that every applicant body has
+//	   consentGivenAtUtc and every document country (issue 11), not only
+//	   those written since
 //
 // The upgrade walks each list once, at upgrade only, in transactions of at
 // most migrateBatch records so it never holds one huge transaction. It only
@@ -24,7 +27,7 @@ import (
 // version. Building lazily instead would leave lists answering wrong pages
 // until a record happened to be touched, so the one-time walk is the
 // simple, correct choice; it costs one pass over the file, once.
-const layoutVersion = 3
+const layoutVersion = 4
 
 var keyLayout = []byte("layout")
 
@@ -95,6 +98,24 @@ func (s *Store) migrate() error {
 	if v < 3 {
 		if err := s.splitSchedule(); err != nil {
 			return err
+		}
+	}
+	if v < 4 {
+		for _, env := range Envs() {
+			err := s.migrateEach(env, "applicants_idx", func(t *txn, _ uint64, v []byte) error {
+				a, err := t.getApplicant(env, string(v))
+				if err != nil {
+					return err
+				}
+				b, err := json.Marshal(a.view())
+				if err != nil {
+					return err
+				}
+				return t.env(env, "applicant_views").Put([]byte(a.ExternalID), b)
+			})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {

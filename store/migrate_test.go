@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,5 +170,45 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 	}
 	if items, _, _ := s.Deliveries(env, store.DeliveryFilter{Status: store.DeliveryDead}, store.Page{}); len(items) != 0 {
 		t.Errorf("%d dead deliveries left after retention", len(items))
+	}
+}
+
+// TestUpgradeRendersApplicantViews: a db written before layout 3 holds
+// applicant bodies without consentGivenAtUtc and without a document's
+// country; Open renders them again, so every body has both fields.
+func TestUpgradeRendersApplicantViews(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	clock := store.NewManualClock(testStart)
+	opts := store.Options{Now: clock.Now}
+	s, _ := mustOpen(t, path, opts)
+	mustCompany(t, s, "old-view", 0)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := []byte(`{"externalUserId":"old-view","documents":[]}`) // a body of layout 2, cut short
+	err = db.Update(func(tx *bolt.Tx) error {
+		views := tx.Bucket([]byte("env:" + string(store.Sandbox))).Bucket([]byte("applicant_views"))
+		if err := views.Put([]byte("old-view"), old); err != nil {
+			return err
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("layout"), []byte{0, 0, 0, 0, 0, 0, 0, 2})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = mustOpen(t, path, opts)
+	b, err := s.ApplicantJSON(store.Sandbox, "old-view")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"consentGivenAtUtc":null`) || !strings.Contains(string(b), `"createdAtUtc"`) {
+		t.Errorf("after the upgrade the body is %s", b)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
@@ -69,12 +70,44 @@ func (c *Console) applicantPage(w http.ResponseWriter, r *Request, status int, f
 		return err
 	}
 	data := map[string]any{"A": a, "Steps": steps.Steps, "History": history, "Labels": store.RejectLabels(),
+		"Findings": findings(history, a.Documents), "Countries": countryNames(a.Documents), "IDDocs": idDocuments(a.Documents),
+		"DocTypes": hostedui.DocTypeNames(),
 		"Awaiting": a.Review.ReviewStatus == store.ReviewAwaiting, "Info": infoFields(a),
 		"Structure": structure, "Rows": rows, "HasRows": hasRows, "Form": form}
 	if form == nil {
 		data["Form"] = &decisionForm{RejectType: store.RejectFinal}
 	}
 	return c.render(w, r, status, "applicant", a.ExternalUserID, "applicants", data)
+}
+
+// countryNames are the English names of the documents' issuing countries
+// by code.
+func countryNames(docs []store.Document) map[string]string {
+	out := map[string]string{}
+	for _, d := range docs {
+		if d.Country != "" {
+			out[string(d.Country)] = hostedui.CountryName(string(d.Country))
+		}
+	}
+	return out
+}
+
+// idDocument is what the identity document says it is: its type and
+// issuing country, the data the applicant entered beside the images.
+type idDocument struct {
+	Side, DocType, Country, CountryName string
+}
+
+// idDocuments lists the identity document's sides with type and country.
+func idDocuments(docs []store.Document) []idDocument {
+	var out []idDocument
+	for _, d := range docs {
+		if d.Kind == store.StepIdentityDoc {
+			out = append(out, idDocument{Side: string(d.Side), DocType: string(d.DocType), Country: string(d.Country),
+				CountryName: hostedui.CountryName(string(d.Country))})
+		}
+	}
+	return out
 }
 
 // infoFields lists the applicant's data fields that have a value.

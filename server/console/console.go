@@ -330,17 +330,11 @@ func checkLoginToken(r *http.Request) bool {
 // funcs are the template functions.
 func (c *Console) funcs() template.FuncMap {
 	return template.FuncMap{
-		"labelName": humanize,
-		"humanizeKind": func(kind string) string {
-			if n, ok := map[string]string{"identity_doc": "Identity document", "poa": "Proof of address", "company_docs": "Company documents",
-				"aml": "AML screening", "adverse_media": "Media screening"}[kind]; ok {
-				return n
-			}
-			return humanize(kind)
-		},
-		"labelText": func(label string) string { return c.labels[label] },
-		"eventName": c.eventName,
-		"details":   details,
+		"labelName":    humanize,
+		"humanizeKind": humanizeKind,
+		"labelText":    func(label string) string { return c.labels[label] },
+		"eventName":    c.eventName,
+		"details":      details,
 		"omit": func(m map[string]any, key string) map[string]any {
 			out := make(map[string]any, len(m))
 			for k, v := range m {

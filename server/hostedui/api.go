@@ -204,7 +204,7 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 			name = "file" // a file under any other name
 		}
 		switch name {
-		case "kind", "side", "docType":
+		case "kind", "side", "docType", "country":
 			b, err := io.ReadAll(io.LimitReader(p, 256))
 			if err != nil {
 				return up, uploadError(err)
@@ -217,6 +217,8 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 				}
 			case "side":
 				up.Side = v
+			case "country":
+				up.Country = strings.ToUpper(v) // a person types "deu"
 			default:
 				up.DocType = v
 			}
@@ -266,7 +268,7 @@ func readJSONUpload(r *http.Request) (store.SDKUpload, error) {
 	if err := wire.Decode(r, &in); err != nil {
 		return store.SDKUpload{}, err
 	}
-	up := store.SDKUpload{Kind: in.Kind, Side: in.Side, DocType: in.DocType}
+	up := store.SDKUpload{Kind: in.Kind, Side: in.Side, DocType: in.DocType, Country: in.Country}
 	if in.Image == "" {
 		return up, store.Invalid("image", "image is required: base64 of a JPEG, PNG or PDF")
 	}

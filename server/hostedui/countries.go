@@ -33,3 +33,14 @@ func countryOptions(lang string) []sdkOption {
 	sort.SliceStable(out, func(i, j int) bool { return col.CompareString(out[i].Label, out[j].Label) < 0 })
 	return out
 }
+
+// CountryName is the English name of an ISO 3166-1 alpha-3 code (the
+// console's language), or the code itself when it names no region.
+func CountryName(code string) string {
+	if r, err := language.ParseRegion(code); err == nil {
+		if n := display.Regions(language.English).Name(r); n != "" {
+			return n
+		}
+	}
+	return code
+}

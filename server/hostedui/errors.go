@@ -73,6 +73,10 @@ func fieldProblem(field, msg string) string {
 		return "err.email"
 	case field == "nationality" || field == "country":
 		return "err.country"
+	case field == "consent":
+		return "err.consent"
+	case field == "docType":
+		return "err.doctype"
 	}
 	return "err.value"
 }
@@ -113,6 +117,9 @@ func (p *sdkPage) fieldLabel(field string) string {
 			}
 		}
 	}
+	if field == "country" && p.Step == store.StepIdentityDoc {
+		return p.T("field.country.doc")
+	}
 	if l := p.T("field." + field); l != "field."+field {
 		return l
 	}
@@ -143,6 +150,18 @@ func RejectLabelTexts() map[string]string {
 	for k, v := range sdkMessages()["en"] {
 		if label, ok := strings.CutPrefix(k, "label."); ok {
 			out[label] = v
+		}
+	}
+	return out
+}
+
+// DocTypeNames are the document types in English words (identity and
+// company documents), for the console.
+func DocTypeNames() map[string]string {
+	out := map[string]string{}
+	for k, v := range sdkMessages()["en"] {
+		if t, ok := strings.CutPrefix(k, "doc."); ok && (strings.ToUpper(t) == t || strings.Contains(t, "_")) {
+			out[t] = v
 		}
 	}
 	return out

@@ -40,6 +40,9 @@ func (ui *UI) formError(w http.ResponseWriter, r *http.Request, token, step stri
 	if p.Step == "ubo" && posted != nil {
 		p.uboPosted(posted, e.Field)
 	}
+	if p.Mode == "step" && posted != nil {
+		p.readDocCountry(posted) // the upload form again, for the country posted
+	}
 	for i := range p.Questions {
 		q := &p.Questions[i]
 		q.Invalid = "questionnaire."+q.ID == e.Field
@@ -78,6 +81,7 @@ func (ui *UI) Page(w http.ResponseWriter, r *http.Request, ps httprouter.Params)
 	p := ui.build(token, st, r.URL.Query().Get("step"))
 	if p.Mode == "step" {
 		p.readQuality(r.URL.Query().Get("quality"))
+		p.readDocCountry(r.URL.Query())
 	}
 	ui.render(w, r, p, http.StatusOK)
 }
@@ -107,6 +111,9 @@ func (ui *UI) openForm(w http.ResponseWriter, r *http.Request, token, step strin
 	st, err := ui.store.SDKView(token)
 	if err != nil {
 		ui.fail(w, r, err)
+		return st, false
+	}
+	if step != "intro" && !consented(w, r, token, st) {
 		return st, false
 	}
 	if err := r.ParseForm(); err != nil {
@@ -153,17 +160,31 @@ func (ui *UI) PostPersonalInfo(w http.ResponseWriter, r *http.Request, ps httpro
 // PostDocuments takes an upload form (multipart).
 func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
+	if !ui.consentGiven(w, r, token) {
+		return
+	}
 	up, err := readUpload(r)
+	if err == nil && up.Kind == store.StepIdentityDoc && up.Country == "" {
+		// The page asks for the issuing country first (the page API
+		// leaves it optional).
+		err = store.Invalid("country", "country (the issuing country) is required")
+	}
 	var st store.SDKState
+	var findings string
 	if err == nil {
+		findings, up.Quality = ui.assess(up)
 		st, err = ui.store.SDKAddDocuments(token, up)
 	}
 	if err != nil {
 		// Past the body limit too: the page again, with the error in words.
-		ui.formError(w, r, token, up.Kind, err, nil)
+		var posted url.Values
+		if up.Kind == store.StepIdentityDoc {
+			posted = url.Values{"country": {up.Country}}
+		}
+		ui.formError(w, r, token, up.Kind, err, posted)
 		return
 	}
-	if findings := ui.assess(up); findings != "" {
+	if findings != "" {
 		ui.qualityRedirect(w, r, token, up.Kind, findings)
 		return
 	}
@@ -204,8 +225,7 @@ func (ui *UI) PostQuestionnaire(w http.ResponseWriter, r *http.Request, ps httpr
 // and shows the rows again, so that another can be added.
 func (ui *UI) PostUbo(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
-	if err := r.ParseForm(); err != nil {
-		ui.formError(w, r, token, "ubo", store.Invalid("body", "malformed form"), nil)
+	if _, ok := ui.openForm(w, r, token, "ubo"); !ok {
 		return
 	}
 	if _, err := ui.store.SDKAddUbo(token, uboFormInput(r.PostForm)); err != nil {
@@ -262,6 +282,9 @@ func uboFormInput(form url.Values) store.UboInput {
 // verdict.
 func (ui *UI) PostSubmit(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
+	if !ui.consentGiven(w, r, token) {
+		return
+	}
 	st, err := ui.store.SDKSubmit(token)
 	if err != nil {
 		ui.formError(w, r, token, "review", err, nil)

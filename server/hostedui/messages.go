@@ -6,6 +6,19 @@ import "strings"
 // Every string the pages show comes from here; a language without an entry
 // falls back to English, and so does a key missing in a language.
 func sdkMessages() map[string]map[string]string {
+	m := baseMessages()
+	for _, extra := range []map[string]map[string]string{introMessages(), docCountryMessages()} {
+		for lang, keys := range extra {
+			for k, v := range keys {
+				m[lang][k] = v
+			}
+		}
+	}
+	return m
+}
+
+// baseMessages are the pages' words; intro.go adds its own.
+func baseMessages() map[string]map[string]string {
 	return map[string]map[string]string{
 		"en": {
 			"title":                            "Identity verification",

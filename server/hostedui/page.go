@@ -23,7 +23,7 @@ type sdkPage struct {
 	Brand   *Branding
 	Title   string
 	State   store.SDKState
-	Mode    string // step, waiting, verdict, closed
+	Mode    string // intro, step, waiting, verdict, closed
 	Step    string // the step shown in mode step
 	Nav     []sdkNav
 	Index   int // 1-based position of Step in Nav
@@ -36,10 +36,14 @@ type sdkPage struct {
 	UboForm     sdkUboForm
 	Countries   []sdkOption  // the country picker's options in the page's language (shared: read only)
 	Quality     []sdkQuality // the last upload's photo problems, in words
-	IDDocTypes  []sdkOption
-	Missing     []sdkNav
-	Retry       []sdkNav
-	Redirect    bool // the verdict page goes on to returnUrl by itself
+	IDDocTypes  []sdkOption  // the types the chosen issuing country issues (doccountry.go)
+	DocCountry  string       // the identity document's issuing country, "" until chosen
+	// DocCountryGuess is the country the picker starts on.
+	DocCountryGuess string
+	Missing         []sdkNav
+	Retry           []sdkNav
+	Redirect        bool       // the verdict page goes on to returnUrl by itself
+	Asks            []introAsk // the intro's list of what will be asked
 }
 
 type sdkNav struct {
@@ -265,6 +269,10 @@ func (ui *UI) build(token string, st store.SDKState, requested string) *sdkPage 
 	default:
 		p.Mode = "step"
 	}
+	if p.Mode == "step" && st.ConsentGivenAtUtc.IsZero() {
+		p.Mode = "intro" // intro.go
+		p.fillIntro()
+	}
 	if p.Mode != "step" {
 		return p
 	}
@@ -375,9 +383,7 @@ func (p *sdkPage) fill() {
 		has := p.hasDocType(d)
 		p.CompanyDocs = append(p.CompanyDocs, sdkDocView{DocType: d, Label: p.docLabel(d), Uploaded: has && !retry, Rejected: has && retry})
 	}
-	for _, t := range store.IDDocTypes() {
-		p.IDDocTypes = append(p.IDDocTypes, sdkOption{Value: t, Label: p.T("doc." + t)})
-	}
+	p.fillDocCountry()
 	for _, u := range st.Ubos {
 		roles := make([]string, len(u.Roles))
 		for i, r := range u.Roles {

@@ -31,10 +31,12 @@ func (ui *UI) WithQuality(th imagequality.Thresholds) *UI {
 }
 
 // assess measures the upload's images and returns the query value naming
-// each field's problems, "" when every image is fine (or checks are off).
-func (ui *UI) assess(up store.SDKUpload) string {
+// each field's problems, "" when every image is fine (or checks are off),
+// and the problems by field, which the store records with the upload for
+// the console's findings.
+func (ui *UI) assess(up store.SDKUpload) (string, map[string][]string) {
 	if ui.quality == (imagequality.Thresholds{}) {
-		return ""
+		return "", nil
 	}
 	found := map[string][]string{}
 	var fields []string
@@ -56,7 +58,7 @@ func (ui *UI) assess(up store.SDKUpload) string {
 	for _, f := range fields {
 		parts = append(parts, f+":"+strings.Join(found[f], ","))
 	}
-	return strings.Join(parts, ";")
+	return strings.Join(parts, ";"), found
 }
 
 // sdkQuality is one photo's problems in words.

@@ -165,9 +165,34 @@
         o.hidden = !show;
         if (show && o.value && !first) first = o;
       });
-      if (first && v && (sel.selectedIndex <= 0 || sel.options[sel.selectedIndex].hidden)) sel.value = first.value;
+      if (first && v && (sel.selectedIndex <= 0 || sel.options[sel.selectedIndex].hidden)) {
+        sel.value = first.value;
+        sel.dispatchEvent(new Event('change'));
+      }
     });
   });
+
+  // The identity document's types follow its issuing country at once
+  // (the page's data-doctypes table, the server's own); without script a
+  // button shows the types of the country picked.
+  var idf = document.getElementById('id-doc-form');
+  if (idf) {
+    var table = JSON.parse(idf.getAttribute('data-doctypes') || '[]');
+    var csel = idf.querySelector('select[name=country]');
+    var tsel = idf.querySelector('select[name=docType]');
+    Array.prototype.forEach.call(idf.querySelectorAll('[data-nojs]'), function (e) { e.remove(); });
+    csel.addEventListener('change', function () {
+      var keep = tsel.value;
+      tsel.replaceChildren();
+      table.forEach(function (d) {
+        if (d.countries && d.countries.indexOf(csel.value) < 0) return;
+        var o = el('option', '', d.label);
+        o.value = d.value;
+        o.selected = d.value === keep;
+        tsel.appendChild(o);
+      });
+    });
+  }
 
   Array.prototype.forEach.call(document.querySelectorAll('input[type=file][data-camera]'), function (input) {
     camera(input, input.getAttribute('data-camera') === 'user' ? 'user' : 'environment', null, null);
