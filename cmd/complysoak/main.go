@@ -100,7 +100,8 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer p.stop()
-	logf("start-up: /healthz answered after %.0f ms; VmRSS %.1f MiB", took.Seconds()*1000, p.rss("VmRSS"))
+	logf("start-up: /healthz answered after %.0f ms; VmRSS %.1f MiB (RssAnon %.1f, RssFile %.1f)",
+		took.Seconds()*1000, p.rss("VmRSS"), p.rss("RssAnon"), p.rss("RssFile"))
 
 	a := p.api
 	if _, err := a.obj(ctx, "PUT", "/webhooks/outbound", map[string]any{"url": rc.url + "/custody"}); err != nil {
@@ -119,7 +120,10 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	table(ctx, a, fx, o.reps, "after the load")
-	logf("end: VmRSS %.1f MiB, VmHWM %.1f MiB; receiver got %d webhooks", p.rss("VmRSS"), p.rss("VmHWM"), rc.count.Load())
+	// RssFile is the db's pages mapped in: page cache the kernel takes
+	// back under pressure; RssAnon is the process's own memory.
+	logf("end: VmRSS %.1f MiB (RssAnon %.1f, RssFile %.1f), VmHWM %.1f MiB; receiver got %d webhooks",
+		p.rss("VmRSS"), p.rss("RssAnon"), p.rss("RssFile"), p.rss("VmHWM"), rc.count.Load())
 	if st, err := os.Stat(o.db); err == nil {
 		logf("db %s: %.2f GB", o.db, float64(st.Size())/1e9)
 	}
@@ -461,7 +465,8 @@ func soak(ctx context.Context, a *api, f *fixture, p *product, o options) error 
 			logf("mixed load done: %d requests, %d not as expected", sent.Load(), failed.Load())
 			return nil
 		case <-minute.C:
-			logf("  %d requests (%d not as expected); VmRSS %.1f MiB", sent.Load(), failed.Load(), p.rss("VmRSS"))
+			logf("  %d requests (%d not as expected); VmRSS %.1f MiB (RssAnon %.1f, RssFile %.1f)",
+				sent.Load(), failed.Load(), p.rss("VmRSS"), p.rss("RssAnon"), p.rss("RssFile"))
 		case <-tick.C:
 			var o op
 			switch n := mrand.IntN(100); {
