@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -19,9 +21,9 @@ import (
 )
 
 // contractFlag turns on contractCheck for every instance of the suite:
-// `go test ./server -contract` checks that every response of every test
-// conforms to /openapi.json (about 5 times slower, so .ci/run runs it once).
-var contractFlag = flag.Bool("contract", false, "validate every response of the suite against /openapi.json")
+// `go test ./server -args -contract` checks that every request the server
+// accepts and every response of every test conform to /openapi.json.
+var contractFlag = flag.Bool("contract", false, "validate every accepted request and every response of the suite against /openapi.json")
 
 // openapiValidator loads the document h serves at /openapi.json into
 // libopenapi, an independent implementation of OpenAPI 3.1, failing the
@@ -75,17 +77,29 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	}
 }
 
-// contractCheck wraps h, the JSON API, so that every response that passes
+// beyondContract is the request header with which a test marks a request
+// that it sends beyond the document on purpose, with the SPEC rule that
+// makes the server accept it as the value (droppedField, existingApplicant).
+// contractCheck takes the header off before the server sees it and fails
+// the test if the marked request, accepted, conforms after all.
+const beyondContract = "X-Test-Beyond-Contract"
+
+// The reasons a test gives in beyondContract.
+const (
+	droppedField      = "SPEC 3.2: a field the level does not enable is dropped before validation, whatever its JSON type"
+	existingApplicant = "SPEC 3.2: an existing externalUserId answers 200 with the stored applicant, unchanged"
+)
+
+// contractCheck wraps h, the JSON API, so that every exchange that passes
 // through it is validated against the document h serves: an undeclared
 // status, a missing declared header or a body that does not match its
-// schema fails t. With requests set, a request answered with a success is
-// validated too (the scenario of TestContractExamples); the rest of the
-// suite sends requests the server accepts beyond the document on purpose
-// (fields a level does not enable are dropped whatever their JSON type,
-// SPEC §3.2; no Content-Type on JSON). HTML pages are not in the document
-// and pass unchecked, as do the answers for paths or methods the document
-// does not have (404 route_not_found, 405).
-func contractCheck(t testing.TB, h http.Handler, requests bool) http.Handler {
+// schema fails t, and so does a request the server accepted (2xx) that the
+// document does not allow: its path and query parameters, headers and body
+// (unless marked beyondContract). A request answered 4xx is not checked as
+// a request, since many are bad on purpose; its response is. HTML pages are
+// not in the document and pass unchecked, as do the answers for paths or
+// methods the document does not have (404 route_not_found, 405).
+func contractCheck(t testing.TB, h http.Handler) http.Handler {
 	v := openapiValidator(t, h)
 	var mu sync.Mutex
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -94,6 +108,8 @@ func contractCheck(t testing.TB, h http.Handler, requests bool) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		beyond := r.Header.Get(beyondContract)
+		r.Header.Del(beyondContract)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
@@ -110,13 +126,12 @@ func contractCheck(t testing.TB, h http.Handler, requests bool) http.Handler {
 		req := r.Clone(r.Context())
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		resp := rec.Result()
+		plain := rec.Body.Bytes()
 		if resp.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(bytes.NewReader(rec.Body.Bytes()))
-			if err != nil {
-				t.Errorf("contract: %s %s: gzip: %v", r.Method, r.URL.Path, err)
-				return
+			zr, err := gzip.NewReader(bytes.NewReader(plain))
+			if err == nil {
+				plain, err = io.ReadAll(zr)
 			}
-			plain, err := io.ReadAll(zr)
 			if err != nil {
 				t.Errorf("contract: %s %s: gzip: %v", r.Method, r.URL.Path, err)
 				return
@@ -127,13 +142,76 @@ func contractCheck(t testing.TB, h http.Handler, requests bool) http.Handler {
 		defer mu.Unlock()
 		var ok bool
 		var errs []*verrors.ValidationError
-		if requests && rec.Code < 300 {
-			ok, errs = v.ValidateHttpRequestResponse(req, resp)
-		} else {
+		switch {
+		case rec.Code >= 300:
 			ok, errs = v.ValidateHttpResponse(req, resp)
+		case beyond != "":
+			conforms, _ := v.ValidateHttpRequest(req)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			if conforms {
+				t.Errorf("contract: %s %s → %d is marked beyond the contract (%s), yet it conforms: drop the mark",
+					r.Method, r.URL.RequestURI(), rec.Code, beyond)
+			}
+			ok, errs = v.ValidateHttpResponse(req, resp)
+		default:
+			ok, errs = v.ValidateHttpRequestResponse(req, resp)
 		}
 		if !ok || len(errs) > 0 {
-			t.Errorf("contract: %s %s → %d %.300s:%s", r.Method, r.URL.RequestURI(), rec.Code, rec.Body.Bytes(), explain(errs))
+			t.Errorf("contract: %s %s → %d %.300s:%s", r.Method, r.URL.RequestURI(), rec.Code, plain, explain(errs))
 		}
 	})
+}
+
+// errorRecorder is a testing.TB whose Errorf records instead of failing.
+type errorRecorder struct {
+	testing.TB
+	errs []string
+}
+
+// Errorf records the error.
+func (r *errorRecorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// TestContractCheckRequests: contractCheck fails a request the server
+// accepts beyond the document, unless the test marks it beyondContract,
+// and fails a marked request that conforms; a refused request is not
+// checked as a request.
+func TestContractCheckRequests(t *testing.T) {
+	t.Parallel()
+	if *contractFlag {
+		t.Skip("under -contract the instance's own check would fail the requests this test sends beyond the document")
+	}
+	in := start(t)
+	in.createApplicant("cc", "Check")
+	target, err := url.Parse(in.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &errorRecorder{TB: t}
+	check := contractCheck(rec, httputil.NewSingleHostReverseProxy(target))
+	for _, c := range []struct {
+		name, body, mark string
+		status, errs     int
+	}{
+		{"conforms", `{"email":"cc@example.com"}`, "", 200, 0},
+		{"accepted beyond the document", `{"gender":5}`, "", 200, 1},
+		{"marked beyond the document", `{"gender":5}`, droppedField, 200, 0},
+		{"marked yet conforms", `{"phone":"+44 20 7946 0000"}`, droppedField, 200, 1},
+		{"refused", `{"email":7}`, "", 400, 0},
+	} {
+		rec.errs = nil
+		req := httptest.NewRequest("PATCH", "/v1/applicants/cc", strings.NewReader(c.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Api-Key", in.Key)
+		req.Header.Set("X-Api-Secret", in.Secret)
+		if c.mark != "" {
+			req.Header.Set(beyondContract, c.mark)
+		}
+		w := httptest.NewRecorder()
+		check.ServeHTTP(w, req)
+		if w.Code != c.status || len(rec.errs) != c.errs {
+			t.Errorf("%s: status %d, %d contract errors %q; want %d, %d", c.name, w.Code, len(rec.errs), rec.errs, c.status, c.errs)
+		}
+	}
 }
