@@ -3,6 +3,8 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,20 +32,62 @@ var contractFlag = flag.Bool("contract", false, "validate every accepted request
 // test on any error in building the model.
 func openapiValidator(t testing.TB, h http.Handler) validator.Validator {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
-	doc, err := libopenapi.NewDocument(rec.Body.Bytes())
+	v, err := newValidator(servedDocument(h))
 	if err != nil {
-		t.Fatalf("libopenapi: %v", err)
-	}
-	v, errs := validator.NewValidator(doc)
-	for _, err := range errs {
-		t.Errorf("libopenapi-validator: %v", err)
-	}
-	if t.Failed() {
-		t.FailNow()
+		t.Fatal(err)
 	}
 	return v
+}
+
+// servedDocument is the document h serves at /openapi.json.
+func servedDocument(h http.Handler) []byte {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
+	return rec.Body.Bytes()
+}
+
+// newValidator builds a validator of doc; an error names every problem
+// libopenapi and libopenapi-validator found in building the model.
+func newValidator(doc []byte) (validator.Validator, error) {
+	model, err := libopenapi.NewDocument(doc)
+	if err != nil {
+		return nil, fmt.Errorf("libopenapi: %w", err)
+	}
+	v, errs := validator.NewValidator(model)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("libopenapi-validator: %w", errors.Join(errs...))
+	}
+	return v, nil
+}
+
+// sharedValidator is the validator of one document, built once for every
+// instance that serves it (contractValidators).
+type sharedValidator struct {
+	once sync.Once
+	v    validator.Validator
+	err  error
+	mu   sync.Mutex // validation is not promised to be safe for concurrent use
+}
+
+// contractValidators memoises one sharedValidator per document (by
+// sha256) for the -contract pass: building one costs about 0.3 s of CPU,
+// and the suite's hundreds of instances serve a handful of documents. It
+// holds no state a test can observe: a validator is a function of its
+// document.
+var contractValidators sync.Map
+
+// documentValidator returns the shared validator of the document h serves.
+func documentValidator(t testing.TB, h http.Handler) *sharedValidator {
+	t.Helper()
+	doc := servedDocument(h)
+	key := sha256.Sum256(doc)
+	sv, _ := contractValidators.LoadOrStore(key, &sharedValidator{})
+	s := sv.(*sharedValidator)
+	s.once.Do(func() { s.v, s.err = newValidator(doc) })
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s
 }
 
 // explain renders validation errors with their schema failures.
@@ -100,8 +144,8 @@ const (
 // not in the document and pass unchecked, as do the answers for paths or
 // methods the document does not have (404 route_not_found, 405).
 func contractCheck(t testing.TB, h http.Handler) http.Handler {
-	v := openapiValidator(t, h)
-	var mu sync.Mutex
+	sv := documentValidator(t, h)
+	v := sv.v
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -138,8 +182,8 @@ func contractCheck(t testing.TB, h http.Handler) http.Handler {
 			}
 			resp.Body = io.NopCloser(bytes.NewReader(plain))
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		sv.mu.Lock()
+		defer sv.mu.Unlock()
 		var ok bool
 		var errs []*verrors.ValidationError
 		switch {
