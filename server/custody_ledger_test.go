@@ -188,6 +188,7 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 			defer wg.Done()
 			req, _ := http.NewRequest("POST", in.URL+"/transactions", bytes.NewReader(body))
 			req.Header.Set("X-Api-Key", in.Key)
+			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Api-Secret", in.Secret)
 			resp, err := client.Do(req)
 			if err != nil {
@@ -327,6 +328,7 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 			b, _ := json.Marshal(body)
 			req, _ := http.NewRequest("POST", in.URL+"/transactions", bytes.NewReader(b))
 			req.Header.Set("X-Api-Key", in.Key)
+			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Api-Secret", in.Secret)
 			req.Header.Set("Idempotency-Key", "k-concurrent")
 			resp, err := http.DefaultClient.Do(req)

@@ -26,7 +26,7 @@ func TestCreateApplicant(t *testing.T) {
 			"externalUserId": "a.b_c:d@e-1", "firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1990-02-28",
 			"nationality": "GBR", "email": "ada@example.com", "phone": "+44 20 7946 0958",
 			"gender": 42, "address": map[string]any{"nested": true}, "companyName": []int{1}, "bogus": "x",
-		})
+		}, beyondContract, droppedField)
 		if r.Header.Get("Location") != "/v1/applicants/a.b_c:d@e-1" {
 			t.Errorf("Location %q", r.Header.Get("Location"))
 		}
@@ -54,7 +54,7 @@ func TestCreateApplicant(t *testing.T) {
 	})
 	t.Run("Existing", func(t *testing.T) {
 		first := in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "dup", "lastName": "One"}).m(t)
-		again := in.expect(200, "POST", "/v1/applicants", map[string]any{"externalUserId": "dup", "lastName": "Two", "nationality": "nope"}).m(t)
+		again := in.expect(200, "POST", "/v1/applicants", map[string]any{"externalUserId": "dup", "lastName": "Two", "nationality": "nope"}, beyondContract, existingApplicant).m(t)
 		if again["id"] != first["id"] || again["info"].(map[string]any)["lastName"] != "One" {
 			t.Errorf("second create changed the applicant: %v", again)
 		}
@@ -194,7 +194,7 @@ func TestLocks(t *testing.T) {
 		t.Fatalf("cleared %v", a)
 	}
 	// Fields the level does not enable are dropped, whatever their type.
-	a = in.expect(200, "PATCH", "/v1/applicants/lk", map[string]any{"gender": 5, "address": "x", "companyName": false}).m(t)
+	a = in.expect(200, "PATCH", "/v1/applicants/lk", map[string]any{"gender": 5, "address": "x", "companyName": false}, beyondContract, droppedField).m(t)
 	if fmt.Sprint(a["lockedFields"]) != "[lastName nationality]" {
 		t.Fatalf("dropped fields locked: %v", a)
 	}
