@@ -142,7 +142,7 @@ var (
 		[]string{"env", "destination", "status"}, nil)
 	descDBSize      = prometheus.NewDesc("complybox_db_size_bytes", "Size of the bbolt db file.", nil, nil)
 	descScheduleLag = prometheus.NewDesc("complybox_schedule_lag_seconds",
-		"How late the earliest due job of the schedule is (now - its due time); 0 when nothing is overdue.", nil, nil)
+		"How far the schedule is behind: per environment, its clock minus its earliest due job; the larger of the two; 0 when nothing is overdue.", nil, nil)
 )
 
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
