@@ -84,8 +84,7 @@ func TestConsoleClockExpiresLinks(t *testing.T) {
 
 	// To a UTC time, as the datetime-local field posts it: two hours on.
 	b.page("/console/clock")
-	r := b.submit("/console/clock", url.Values{"to": {testStart.Add(2 * time.Hour).Format("2006-01-02T15:04")}})
-	expectStatus(t, "move to", r, http.StatusOK)
+	r := movedPage(t, b, b.submit("/console/clock", url.Values{"to": {testStart.Add(2 * time.Hour).Format("2006-01-02T15:04")}}))
 	if ran := ranOnPage(t, r.Body); !maps(ran, map[string]int{"delivery": 0, "chain": 0, "review": 0, "expiry": 1, "retention": 0}) {
 		t.Fatalf("ran %v, want one expiry", ran)
 	}
@@ -98,6 +97,13 @@ func TestConsoleClockExpiresLinks(t *testing.T) {
 	}
 	if c := in.clock(); c.Now != ms(testStart.Add(2*time.Hour)) || c.Offset != "2h0m0s" {
 		t.Fatalf("the API reads %+v after the console's move", c)
+	}
+	// Reloading the page after the move shows it again and moves nothing.
+	if again := movedPage(t, b, r.from); !strings.Contains(html.UnescapeString(string(again.Body)), "to <code>"+ms(testStart.Add(2*time.Hour))+"</code>") {
+		t.Errorf("the reloaded page lost the move:\n%s", again.Body)
+	}
+	if c := in.clock(); c.Offset != "2h0m0s" {
+		t.Fatalf("reloading the page moved the clock: %+v", c)
 	}
 	d := lastConsoleAction(t, in, store.Sandbox, "console.sandbox_clock_moved")
 	if d["operator"] != "admin" || d["to"] != ms(testStart.Add(2*time.Hour)) || d["steps"] != float64(1) {
@@ -144,8 +150,7 @@ func TestConsoleClockRetriesDeliveries(t *testing.T) {
 	rc.next(t) // the loop's first attempt
 	b := in.operator()
 	b.page("/console/clock")
-	r := b.submit("/console/clock", url.Values{"advanceBy": {"1h"}})
-	expectStatus(t, "+1 hour", r, http.StatusOK)
+	r := movedPage(t, b, b.submit("/console/clock", url.Values{"advanceBy": {"1h"}}))
 	if ran := ranOnPage(t, r.Body); ran["delivery"] != 4 {
 		t.Fatalf("ran %v, want the 4 retries", ran)
 	}
@@ -270,4 +275,28 @@ func TestConsoleTestEvents(t *testing.T) {
 		t.Errorf("the refusal does not name eventType: %s", r.Body)
 	}
 	expectStatus(t, "without CSRF", b.post("/console/settings/webhook/test", url.Values{"eventType": {"wallet.created"}}), http.StatusForbidden)
+}
+
+// movedPage follows a clock move's answer: a 303 to the clock page, which
+// must then show the move. from is the redirect it followed, so the caller
+// can reload it.
+func movedPage(t *testing.T, b *browser, r *response) movedResponse {
+	t.Helper()
+	if r.Status == http.StatusSeeOther {
+		loc := r.Header.Get("Location")
+		if !strings.HasPrefix(loc, "/console/clock?") {
+			t.Fatalf("the move redirects to %q", loc)
+		}
+		page := b.get(loc)
+		expectStatus(t, "the page after the move", page, http.StatusOK)
+		return movedResponse{page, r}
+	}
+	t.Fatalf("a clock move answered %d, want 303 to the page:\n%s", r.Status, r.Body)
+	return movedResponse{}
+}
+
+// movedResponse is the clock page after a move and the 303 that led to it.
+type movedResponse struct {
+	*response
+	from *response
 }

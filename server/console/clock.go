@@ -3,6 +3,8 @@ package console
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,9 +44,38 @@ var clockSteps = [...]clockStep{{"1h", "+1 hour"}, {"24h", "+1 day"}, {"168h", "
 // formMinute is the layout of an <input type="datetime-local"> value.
 const formMinute = "2006-01-02T15:04"
 
-// Show serves GET /console/clock.
+// Show serves GET /console/clock, with the move just made when Move
+// redirected here (its result rides in the query, see movedQuery).
 func (p *ClockPages) Show(w http.ResponseWriter, r *Request) error {
-	return p.render(w, r, http.StatusOK, nil, "", "")
+	return p.render(w, r, http.StatusOK, movedFromQuery(r.URL.Query()), "", "")
+}
+
+// movedQuery is the query of Move's redirect: what the move did, so that
+// the page after it says so and a reload only shows it again (post,
+// redirect, get), never moves the clock a second time.
+func movedQuery(mv store.ClockMove) url.Values {
+	q := url.Values{"from": {store.At(mv.From).String()}, "to": {store.At(mv.Now).String()},
+		"steps": {strconv.Itoa(mv.Steps)}, "complete": {strconv.FormatBool(mv.Complete)}}
+	for _, k := range store.JobKinds() {
+		q.Set("ran."+k, strconv.Itoa(mv.Ran[k]))
+	}
+	return q
+}
+
+// movedFromQuery reads movedQuery back; nil when the query holds no move
+// (or one the page cannot read: it is only ever shown, never acted on).
+func movedFromQuery(q url.Values) *store.ClockMove {
+	from, okFrom := store.ParseTime(q.Get("from"))
+	to, okTo := store.ParseTime(q.Get("to"))
+	steps, err := strconv.Atoi(q.Get("steps"))
+	if !okFrom || !okTo || err != nil {
+		return nil
+	}
+	mv := &store.ClockMove{From: from, Now: to, Steps: steps, Complete: q.Get("complete") != "false", Ran: map[string]int{}}
+	for _, k := range store.JobKinds() {
+		mv.Ran[k], _ = strconv.Atoi(q.Get("ran." + k))
+	}
+	return mv
 }
 
 // render draws the clock page, with the move just made (nil: none) or a
@@ -63,9 +94,8 @@ func (p *ClockPages) render(w http.ResponseWriter, r *Request, status int, mv *s
 			N    int
 		}
 		var rs []ran
-		byKind := mv.RanByKind()
 		for _, k := range store.JobKinds() {
-			rs = append(rs, ran{k, byKind[k]})
+			rs = append(rs, ran{k, mv.Ran[k]})
 		}
 		data["Move"] = map[string]any{"From": store.At(mv.From), "Now": store.At(mv.Now), "Steps": mv.Steps,
 			"Complete": mv.Complete, "Ran": rs, "Max": store.MaxClockSteps}
@@ -75,8 +105,8 @@ func (p *ClockPages) render(w http.ResponseWriter, r *Request, status int, mv *s
 
 // Move serves POST /console/clock: advanceBy (a button's or the typed
 // duration) or to (a UTC date and time), as POST /v1/sandbox/clock takes
-// them; the page comes back with what ran. The move is recorded as the
-// operator's console action.
+// them; it answers 303 to the page, which then says what ran. The move is
+// recorded as the operator's console action.
 func (p *ClockPages) Move(w http.ResponseWriter, r *Request) error {
 	if err := sandboxClockOnly(r.env); err != nil {
 		return err
@@ -112,7 +142,7 @@ func (p *ClockPages) Move(w http.ResponseWriter, r *Request) error {
 	if err := p.c.record(r, r.env, "console.sandbox_clock_moved", details); err != nil {
 		return err
 	}
-	return p.render(w, r, http.StatusOK, &mv, "", "")
+	return redirect(w, r, "/console/clock?"+movedQuery(mv).Encode(), "")
 }
 
 // formError shows the page again with an invalid input's message beside
