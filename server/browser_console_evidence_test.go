@@ -71,7 +71,7 @@ func TestBrowserConsoleEvidence(t *testing.T) {
 	tb := login(desktop)
 	tb.contains("Automatic checks",
 		"Age", "under 18", "Suggests the label Age requirement mismatch",
-		"Duplicate Selfie", "The same image is used by applicant id",
+		"Duplicate Selfie", "The same image is used by applicant ev-other.",
 		"Sanctions", `matches the list entry "Ivan Sanctionov"`,
 		"Photo quality: Identity document (front)", "Too dark",
 		"Images", "ID card", "issued by Germany", "Consent", "given")
@@ -83,6 +83,10 @@ func TestBrowserConsoleEvidence(t *testing.T) {
 		if tb.count("#findings "+sel) == 0 {
 			t.Errorf("no finding %s", sel)
 		}
+	}
+	// The duplicate links to the applicant who used the image first.
+	if href := eval[string](tb, `document.querySelector('#findings [data-check=duplicate] a').getAttribute('href')`); href != "/console/applicants/ev-other" {
+		t.Errorf("the duplicate finding links to %q, want /console/applicants/ev-other", href)
 	}
 	// History in words and local time.
 	tb.contains("Consent given", "Photo quality warning", "Automatic check", "On hold for an operator")

@@ -235,8 +235,11 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
 				continue
 			}
 			dups++
-			if err := record("duplicate", "match", map[string]any{"kind": d.Kind, "sha256": d.SHA256,
-				"otherApplicantId": other, "suggestedLabel": "DUPLICATE"}); err != nil {
+			details := map[string]any{"kind": d.Kind, "sha256": d.SHA256, "otherApplicantId": other, "suggestedLabel": "DUPLICATE"}
+			if ext := t.env(env, "applicant_ids").Get([]byte(other)); ext != nil {
+				details["otherExternalUserId"] = string(ext) // what the console links by
+			}
+			if err := record("duplicate", "match", details); err != nil {
 				return false, err
 			}
 		}

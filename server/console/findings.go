@@ -19,6 +19,7 @@ type finding struct {
 	Level         string // ok, warn, bad, info: the badge
 	Title, Text   string
 	Label         string // the reject label the check suggests, if any
+	Other         string // the externalUserId of the applicant a duplicate shares an image with
 	At            store.Time
 }
 
@@ -98,7 +99,11 @@ func checkFinding(h store.HistoryEntry) finding {
 		f.Level, f.Title, f.Text = "ok", "Duplicates", "No selfie or identity document is used by another applicant."
 	case "duplicate/match":
 		f.Level, f.Title = "bad", "Duplicate "+humanizeKind(fmt.Sprint(d["kind"]))
-		f.Text = fmt.Sprintf("The same image is used by applicant id %v.", d["otherApplicantId"])
+		if f.Other, _ = d["otherExternalUserId"].(string); f.Other != "" {
+			f.Text = "The same image is used by applicant"
+		} else { // recorded before the externalUserId was kept with the finding
+			f.Text = fmt.Sprintf("The same image is used by applicant id %v.", d["otherApplicantId"])
+		}
 	case "sanctions/clear":
 		f.Level, f.Title, f.Text = "ok", "Sanctions", "No match on the sanctions list."
 	case "sanctions/match":
