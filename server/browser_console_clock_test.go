@@ -22,10 +22,7 @@ func TestBrowserConsoleClock(t *testing.T) {
 	}
 
 	tb := in.chrome(t, desktop)
-	tb.open("/console")
-	tb.fill("input[name=name]", "admin")
-	tb.fill("input[name=password]", consolePassword)
-	tb.submit("form[action='/console/login'] button[type=submit]")
+	tb.consoleLogin("admin")
 	tb.submit("nav a[href='/console/clock']")
 	tb.contains("Sandbox clock", ms(testStart), "Lead over real time", "+1 hour", "+1 day", "+7 days")
 	tb.a11y()
@@ -84,10 +81,7 @@ func TestBrowserConsoleClock(t *testing.T) {
 
 	// At 390 px: the same pages fit, and the steps work by touch.
 	ph := in.chrome(t, phone)
-	ph.open("/console")
-	ph.fill("input[name=name]", "admin")
-	ph.fill("input[name=password]", consolePassword)
-	ph.submit("form[action='/console/login'] button[type=submit]")
+	ph.consoleLogin("admin")
 	ph.open("/console/clock")
 	ph.submit("button[name=advanceBy][value='1h']")
 	ph.contains("Moved")

@@ -58,10 +58,7 @@ func TestBrowserConsoleEvidence(t *testing.T) {
 	}
 	login := func(vp viewport) *tab {
 		tb := in.chrome(t, vp)
-		tb.open("/console")
-		tb.fill("input[name=name]", "admin")
-		tb.fill("input[name=password]", consolePassword)
-		tb.submit("form[action='/console/login'] button[type=submit]")
+		tb.consoleLogin("admin")
 		tb.run(chromedp.SetValue(chromedp.CSS("form[action='/console/env'] select[name=env]"), "production"))
 		tb.submit("form[action='/console/env'] button[type=submit]")
 		tb.open("/console/applicants/ev-1")

@@ -114,10 +114,7 @@ func TestBrowserConsoleDecision(t *testing.T) {
 
 	// At 390 px the console still fits: nothing scrolls the page sideways.
 	ph := in.chrome(t, phone)
-	ph.open("/console")
-	ph.fill("input[name=name]", "admin")
-	ph.fill("input[name=password]", consolePassword)
-	ph.submit("form[action='/console/login'] button[type=submit]")
+	ph.consoleLogin("admin")
 	for _, p := range []string{"/console/applicants", "/console/applicants/held-1", "/console/deliveries", "/console/operators"} {
 		ph.open(p)
 		if w := eval[int](ph, `document.documentElement.scrollWidth`); w > 390 {

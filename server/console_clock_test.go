@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"html"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -85,7 +86,7 @@ func TestConsoleClockExpiresLinks(t *testing.T) {
 	// To a UTC time, as the datetime-local field posts it: two hours on.
 	b.page("/console/clock")
 	r := movedPage(t, b, b.submit("/console/clock", url.Values{"to": {testStart.Add(2 * time.Hour).Format("2006-01-02T15:04")}}))
-	if ran := ranOnPage(t, r.Body); !maps(ran, map[string]int{"delivery": 0, "chain": 0, "review": 0, "expiry": 1, "retention": 0}) {
+	if ran := ranOnPage(t, r.Body); !maps.Equal(ran, map[string]int{"delivery": 0, "chain": 0, "review": 0, "expiry": 1, "retention": 0}) {
 		t.Fatalf("ran %v, want one expiry", ran)
 	}
 	page := html.UnescapeString(string(r.Body))
@@ -115,19 +116,6 @@ func TestConsoleClockExpiresLinks(t *testing.T) {
 	if c := in.clock(); c.Offset != "2h0m0s" {
 		t.Fatalf("a forged form moved the clock: %+v", c)
 	}
-}
-
-// maps reports whether a and b hold the same entries.
-func maps(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // clock reads GET /v1/sandbox/clock.

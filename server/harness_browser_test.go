@@ -333,6 +333,15 @@ func (tb *tab) upload(sel string, files ...string) {
 }
 
 // fill sets the value of the input sel.
+// consoleLogin opens the console and logs in as operator name with the
+// tests' console password.
+func (tb *tab) consoleLogin(name string) {
+	tb.open("/console")
+	tb.fill("input[name=name]", name)
+	tb.fill("input[name=password]", consolePassword)
+	tb.submit("form[action='/console/login'] button[type=submit]")
+}
+
 func (tb *tab) fill(sel, v string) {
 	tb.t.Helper()
 	tb.run(chromedp.SetValue(chromedp.CSS(sel), v))

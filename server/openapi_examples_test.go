@@ -9,9 +9,11 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -584,12 +586,7 @@ func (n *normaliser) body(b []byte) json.RawMessage {
 func (n *normaliser) learn(key string, v any) {
 	switch v := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			n.learn(k, v[k])
 		}
 	case []any:
@@ -613,12 +610,7 @@ func (n *normaliser) learn(key string, v any) {
 func (n *normaliser) value(key string, v any) any {
 	switch v := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			v[k] = n.value(k, v[k])
 		}
 	case []any:
