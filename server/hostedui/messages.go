@@ -1,6 +1,9 @@
 package hostedui
 
-import "strings"
+import (
+	"maps"
+	"strings"
+)
 
 // sdkMessages is the hosted UI's message table: language → key → text.
 // Every string the pages show comes from here; a language without an entry
@@ -9,15 +12,13 @@ func sdkMessages() map[string]map[string]string {
 	m := baseMessages()
 	for _, extra := range []map[string]map[string]string{introMessages(), docCountryMessages()} {
 		for lang, keys := range extra {
-			for k, v := range keys {
-				m[lang][k] = v
-			}
+			maps.Copy(m[lang], keys)
 		}
 	}
 	return m
 }
 
-// baseMessages are the pages' words; intro.go adds its own.
+// baseMessages are the pages' words; intro.go and doccountry.go add their own.
 func baseMessages() map[string]map[string]string {
 	return map[string]map[string]string{
 		"en": {
