@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -119,3 +121,29 @@ func (s *Store) OpenReads() int64 { return s.stats.openReads.Load() }
 
 // InflightReads is how many entries of the in-flight index Open has read.
 func (s *Store) InflightReads() int64 { return s.stats.inflightReads.Load() }
+
+// StoreDeliveryAsJSON rewrites a stored delivery in the JSON form that
+// versions before the binary form wrote, as an old file holds it.
+func (s *Store) StoreDeliveryAsJSON(env Env, id string) error {
+	return s.update(func(t *txn) error {
+		d, err := t.getDelivery(env, id)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			return err
+		}
+		return t.env(env, "deliveries").Put([]byte(id), b)
+	})
+}
+
+// DeliveryRecord returns the stored bytes of a delivery.
+func (s *Store) DeliveryRecord(env Env, id string) []byte {
+	var b []byte
+	s.view(func(t *txn) error {
+		b = bytes.Clone(t.env(env, "deliveries").Get([]byte(id)))
+		return nil
+	})
+	return b
+}

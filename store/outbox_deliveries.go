@@ -133,7 +133,7 @@ func (t *txn) getDelivery(env Env, id string) (diskDelivery, error) {
 	if b == nil {
 		return d, NotFound("delivery", id)
 	}
-	if err := json.Unmarshal(b, &d); err != nil {
+	if err := unmarshalDelivery(b, &d); err != nil {
 		return d, err
 	}
 	d.indexed = d.filterKeys()
@@ -141,10 +141,7 @@ func (t *txn) getDelivery(env Env, id string) (diskDelivery, error) {
 }
 
 func (t *txn) putDelivery(env Env, d diskDelivery) error {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return err
-	}
+	b := marshalDelivery(&d)
 	keys := d.filterKeys()
 	if err := t.reindex(env, "deliveries_by", d.Seq, d.indexed, keys); err != nil {
 		return err

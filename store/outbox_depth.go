@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -90,8 +89,8 @@ func (s *Store) ensureDepth() error {
 		}
 		for _, env := range Envs() {
 			err := envBucket(tx, env, "deliveries").ForEach(func(_, v []byte) error {
-				var d struct{ Destination, Status string }
-				if err := json.Unmarshal(v, &d); err != nil {
+				var d diskDelivery
+				if err := unmarshalDelivery(v, &d); err != nil {
 					return err
 				}
 				counts[string(depthKey(env, d.Destination, d.Status))]++

@@ -369,10 +369,8 @@ func (s *Store) migrateRetention(env Env) error {
 	had := map[uint64]bool{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return envBucket(tx, env, "deliveries").ForEach(func(_, v []byte) error {
-			var d struct {
-				EventSeq uint64 `json:"eventSeq"`
-			}
-			if err := json.Unmarshal(v, &d); err != nil {
+			var d diskDelivery
+			if err := unmarshalDelivery(v, &d); err != nil {
 				return err
 			}
 			had[d.EventSeq] = true
