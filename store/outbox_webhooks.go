@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/complybox/complybox/store/urlpolicy"
 )
@@ -76,12 +78,41 @@ func inCatalog(cat []EventType, name string) bool {
 var settingCustodyWebhook = []byte("custody_webhook")
 
 func (t *txn) webhookConfig(env Env) (WebhookConfig, error) {
-	var c WebhookConfig
 	b := t.env(env, "settings").Get(settingCustodyWebhook)
 	if b == nil {
-		return c, nil
+		return WebhookConfig{}, nil
 	}
-	return c, json.Unmarshal(b, &c)
+	slot := t.s.webhooks.of(env)
+	if e := slot.Load(); e != nil && bytes.Equal(e.raw, b) {
+		return e.cfg, nil
+	}
+	var c WebhookConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return WebhookConfig{}, err
+	}
+	slot.Store(&decodedWebhook{raw: bytes.Clone(b), cfg: c})
+	return c, nil
+}
+
+// webhookCache keeps each environment's custody webhook configuration
+// decoded, with the bytes it was decoded from: the dispatcher reads it for
+// every attempt and every event, and it changes only when a partner sets
+// it. A reader whose transaction sees other bytes decodes them, so the
+// cache never answers for a configuration the transaction does not see.
+type webhookCache struct {
+	sandbox, production atomic.Pointer[decodedWebhook]
+}
+
+type decodedWebhook struct {
+	raw []byte
+	cfg WebhookConfig // its Subscribed is shared: read it, never change it
+}
+
+func (c *webhookCache) of(env Env) *atomic.Pointer[decodedWebhook] {
+	if env == Sandbox {
+		return &c.sandbox
+	}
+	return &c.production
 }
 
 // newSigningSecret returns 32 random bytes in standard padded base64.

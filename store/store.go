@@ -76,7 +76,8 @@ type Store struct {
 	mu      sync.Mutex
 	waiters []func() // called after a commit that enqueued work
 
-	creds credentialCache // Authenticate's cache of stored credentials
+	creds    credentialCache // Authenticate's cache of stored credentials
+	webhooks webhookCache    // the custody webhook configurations, decoded (outbox_webhooks.go)
 
 	sandboxOffset atomic.Int64 // the sandbox test clock's lead over now, in ns (sandbox_clock.go)
 	clockMu       sync.Mutex   // serialises moves of the sandbox clock
