@@ -253,7 +253,7 @@ func TestFaultyReceiver(t *testing.T) {
 	}
 
 	rc.Close()
-	d.sender.transport.CloseIdleConnections()
+	d.sender.conns.closeIdle()
 	st.Close()
 	// Let goroutines of closed connections exit, then compare.
 	var g, f int

@@ -23,12 +23,16 @@ import (
 // maxResponseBody is how much of a receiver's answer an attempt keeps.
 const maxResponseBody = 4 << 10
 
+// maxDrain is how much more of an answer an attempt reads, and discards,
+// to keep its connection; a longer answer closes it.
+const maxDrain = 64 << 10
+
 // sender makes single HTTP attempts.
 type sender struct {
-	cfg       Config
-	policy    urlpolicy.Policy
-	transport *http.Transport
-	dialer    *net.Dialer
+	cfg    Config
+	policy urlpolicy.Policy
+	conns  *conns
+	dialer *net.Dialer
 	// lookup resolves a host name; tests replace it so that no real DNS is
 	// needed.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -42,10 +46,6 @@ type result struct {
 	retryAfter time.Duration // from a 429 or 503 answer
 }
 
-// schemeKey carries the scheme of a request's URL to the dialer, which
-// applies the whole URL policy (scheme × address) to every connection.
-type schemeKey struct{}
-
 func newSender(cfg Config, policy urlpolicy.Policy) *sender {
 	s := &sender{cfg: cfg, policy: policy, urls: map[string]string{},
 		dialer: &net.Dialer{Timeout: cfg.AttemptTimeout},
@@ -53,22 +53,17 @@ func newSender(cfg Config, policy urlpolicy.Policy) *sender {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
 	}
-	s.transport = &http.Transport{
-		DialContext:         s.dial,
-		MaxIdleConns:        cfg.Concurrency * 2,
-		MaxIdleConnsPerHost: cfg.Concurrency * 2,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: cfg.AttemptTimeout,
-	}
+	s.conns = newConns(cfg.Concurrency * 2)
 	return s
 }
 
-// dial connects to addr for a request whose URL scheme the context carries,
-// resolving the host itself so that the webhook policy judges every address
-// it connects to: a name accepted while it resolved to a public (or, for
-// plain http, a loopback) address cannot be rebound to a private one, nor
-// used for plain http once it resolves elsewhere.
-func (s *sender) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+// dial connects to addr for a request whose URL has scheme, applying the
+// whole URL policy (scheme × address) to the connection. It resolves the
+// host itself so that the policy judges every address it connects to: a
+// name accepted while it resolved to a public (or, for plain http, a
+// loopback) address cannot be rebound to a private one, nor used for plain
+// http once it resolves elsewhere.
+func (s *sender) dial(ctx context.Context, scheme, addr string) (net.Conn, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -77,7 +72,6 @@ func (s *sender) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if err != nil {
 		return nil, fmt.Errorf("bad port in %s", addr)
 	}
-	scheme, _ := ctx.Value(schemeKey{}).(string)
 	var ips []netip.Addr
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		ips = []netip.Addr{ip}
@@ -93,7 +87,7 @@ func (s *sender) dial(ctx context.Context, network, addr string) (net.Conn, erro
 			firstErr = cmp.Or(firstErr, err)
 			continue
 		}
-		conn, err := s.dialer.DialContext(ctx, network, netip.AddrPortFrom(ip.Unmap(), uint16(port)).String())
+		conn, err := s.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(ip.Unmap(), uint16(port)).String())
 		if err == nil {
 			return conn, nil
 		}
@@ -112,7 +106,7 @@ func (s *sender) forget(env store.Env, task *store.DeliveryTask) {
 	s.urls[key] = task.URL
 	s.mu.Unlock()
 	if seen && prev != task.URL {
-		s.transport.CloseIdleConnections()
+		s.conns.closeIdle()
 	}
 }
 
@@ -130,13 +124,10 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 		res.Error = err.Error()
 		return res
 	}
-	// The transport is called directly, not through an http.Client: it
-	// follows no redirect either, and the client's per-request header copy
-	// and timer were a tenth of an attempt's CPU. The context's deadline
-	// bounds the whole attempt, reading the answer included.
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), schemeKey{}, u.Scheme), s.cfg.AttemptTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, task.URL, bytes.NewReader(task.Payload))
+	// One deadline bounds the whole attempt: connecting, writing, reading
+	// the answer (conn.go).
+	deadline := time.Now().Add(s.cfg.AttemptTimeout)
+	req, err := http.NewRequest(http.MethodPost, task.URL, bytes.NewReader(task.Payload))
 	if err != nil {
 		res.Error = err.Error()
 		return res
@@ -164,15 +155,17 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 	}
 
 	start := time.Now()
-	resp, err := s.transport.RoundTrip(req)
+	resp, c, err := s.exchange(req, u, deadline, req.Close)
 	if err != nil {
 		res.Duration = time.Since(start)
 		res.Error = attemptError(&url.Error{Op: "Post", URL: task.URL, Err: err}, s.cfg.AttemptTimeout)
 		return res
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	// Up to 64 KiB more is read so that the connection can be reused.
+	rest, derr := io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	resp.Body.Close()
+	s.finish(u, c, resp, err == nil && derr == nil && rest < maxDrain)
 	res.Duration = time.Since(start)
 	res.StatusCode = resp.StatusCode
 	text := strings.ToValidUTF8(string(body), "\uFFFD")

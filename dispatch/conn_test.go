@@ -1,0 +1,204 @@
+package dispatch
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/complybox/complybox/store"
+	"github.com/complybox/complybox/store/urlpolicy"
+)
+
+func testSender(policy urlpolicy.Policy) *sender {
+	return newSender(Config{AttemptTimeout: 2 * time.Second, Concurrency: 2, Now: time.Now}.withDefaults(), policy)
+}
+
+func testTask(url string) *store.DeliveryTask {
+	return &store.DeliveryTask{DeliveryID: "d1", EventID: "e1", EventType: "wallet.created", Destination: store.DestCustody,
+		Payload: []byte(`{"id":"e1"}`), Attempt: 1, URL: url, Secret: "c2VjcmV0"}
+}
+
+// TestAttemptsKeepConnections: attempts to one receiver go over one
+// kept-alive connection, whatever the shape of its answers (empty, chunked,
+// longer than what is kept); an answer too long to read to its end, or one
+// that asks to close, closes the connection.
+func TestAttemptsKeepConnections(t *testing.T) {
+	var mu sync.Mutex
+	conns := map[string]int{}
+	answers := []string{"", "chunked", "long", "", "huge", "", "close", ""} // by request number
+	n := 0
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conns[r.RemoteAddr]++
+		answer := answers[n%len(answers)]
+		n++
+		mu.Unlock()
+		switch answer {
+		case "chunked":
+			w.Write([]byte("part one, "))
+			w.(http.Flusher).Flush()
+			w.Write([]byte("part two"))
+		case "long":
+			w.Write([]byte(strings.Repeat("x", 10<<10)))
+		case "huge":
+			w.Write([]byte(strings.Repeat("y", 200<<10)))
+		case "close":
+			w.Header().Set("Connection", "close")
+		}
+	}))
+	defer rc.Close()
+	s := testSender(urlpolicy.Policy{AllowHTTP: "loopback"})
+	send := func() result {
+		t.Helper()
+		res := s.send(store.Sandbox, testTask(rc.URL+"/hook"))
+		if !res.Success {
+			t.Fatalf("%+v", res)
+		}
+		return res
+	}
+	distinct := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(conns)
+	}
+
+	send()
+	if res := send(); *res.ResponseBody != "part one, part two" {
+		t.Errorf("chunked answer kept as %q", *res.ResponseBody)
+	}
+	if res := send(); len(*res.ResponseBody) != maxResponseBody {
+		t.Errorf("a 10 KiB answer kept %d bytes, want %d", len(*res.ResponseBody), maxResponseBody)
+	}
+	send()
+	if n := distinct(); n != 1 {
+		t.Fatalf("%d connections for 4 attempts in a row, want 1", n)
+	}
+	send() // 200 KiB, not read to its end: the connection is closed
+	send()
+	if n := distinct(); n != 2 {
+		t.Fatalf("%d connections after an answer too long to drain, want 2", n)
+	}
+	send() // Connection: close
+	send()
+	if n := distinct(); n != 3 {
+		t.Fatalf("%d connections after an answer with Connection: close, want 3", n)
+	}
+}
+
+// rawReceiver answers the nth request on the cth connection it accepted
+// (both from 0) with the text answer returns, then closes the connection
+// when answer says so.
+func rawReceiver(t *testing.T, answer func(conn, n int) (string, bool)) (url string, requests func() int, closed <-chan struct{}) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	total := 0
+	done := make(chan struct{}, 100)
+	go func() {
+		for c := 0; ; c++ {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c int, nc net.Conn) {
+				defer nc.Close()
+				br := bufio.NewReader(nc)
+				for n := 0; ; n++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					req.Body.Close()
+					mu.Lock()
+					total++
+					mu.Unlock()
+					text, closeAfter := answer(c, n)
+					nc.Write([]byte(text))
+					if closeAfter {
+						nc.Close()
+						done <- struct{}{}
+						return
+					}
+				}
+			}(c, nc)
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/hook", func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return total
+	}, done
+}
+
+// TestAttemptOnClosedIdleConnection: a receiver that closes a kept-alive
+// connection while it is idle (without saying so) costs nothing: the next
+// attempt sees it closed and connects afresh, and the receiver sees each
+// attempt once.
+func TestAttemptOnClosedIdleConnection(t *testing.T) {
+	const ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+	url, requests, closed := rawReceiver(t, func(int, int) (string, bool) { return ok, true })
+	s := testSender(urlpolicy.Policy{AllowHTTP: "loopback"})
+	for i := range 3 {
+		if res := s.send(store.Sandbox, testTask(url)); !res.Success || *res.ResponseBody != "ok" {
+			t.Fatalf("attempt %d: %+v", i+1, res)
+		}
+		<-closed // the receiver has closed the connection, idle on this side
+	}
+	if n := requests(); n != 3 {
+		t.Errorf("the receiver read %d requests for 3 attempts, want 3", n)
+	}
+}
+
+// TestAttemptSkipsInformationalAnswers: a 100 Continue before the answer is
+// skipped; the attempt's status is the final one.
+func TestAttemptSkipsInformationalAnswers(t *testing.T) {
+	url, _, _ := rawReceiver(t, func(int, int) (string, bool) {
+		return "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Service Unavailable\r\nRetry-After: 120\r\nContent-Length: 4\r\n\r\nbusy", false
+	})
+	s := testSender(urlpolicy.Policy{AllowHTTP: "loopback"})
+	res := s.send(store.Sandbox, testTask(url))
+	if res.Success || res.StatusCode != 503 || *res.ResponseBody != "busy" || res.retryAfter != 2*time.Minute {
+		t.Fatalf("got %+v (retry after %s), want a 503 with its body and Retry-After", res, res.retryAfter)
+	}
+}
+
+// TestAttemptMalformedAnswer: an answer that is not HTTP fails the attempt
+// with an error, and the connection is not reused.
+func TestAttemptMalformedAnswer(t *testing.T) {
+	url, requests, _ := rawReceiver(t, func(c, _ int) (string, bool) {
+		if c == 0 {
+			return "SMTP ready\r\n\r\n", false
+		}
+		return "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false
+	})
+	s := testSender(urlpolicy.Policy{AllowHTTP: "loopback"})
+	if res := s.send(store.Sandbox, testTask(url)); res.Success || res.Error == "" {
+		t.Fatalf("a malformed answer: %+v", res)
+	}
+	if res := s.send(store.Sandbox, testTask(url)); !res.Success {
+		t.Fatalf("the next attempt on a new connection: %+v", res)
+	}
+	if n := requests(); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}
+
+// TestAttemptVerifiesCertificates: https attempts check the receiver's
+// certificate; one no trusted authority signed fails the attempt.
+func TestAttemptVerifiesCertificates(t *testing.T) {
+	rc := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer rc.Close()
+	s := testSender(urlpolicy.Policy{AllowHTTP: "loopback"})
+	res := s.send(store.Sandbox, testTask(rc.URL+"/hook"))
+	if res.Success || !strings.Contains(res.Error, "certificate") {
+		t.Fatalf("https to a self-signed receiver: %+v", res)
+	}
+}
