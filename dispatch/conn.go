@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -90,14 +92,15 @@ func (p *conns) closeIdle() {
 	}
 }
 
-// exchange sends req to u and returns the answer with the connection its
-// body is read from; the caller reads it and calls finish. fresh forbids
-// reusing a kept-alive connection. A kept-alive connection is checked
+// exchange sends req and returns the answer with the connection its body
+// is read from; the caller reads it and calls finish. A request that asks
+// to close its connection goes on a new one. A kept-alive connection is checked
 // before reuse (alive), so one the receiver closed while idle costs
 // nothing; the request is never sent twice, as with net/http.
-func (s *sender) exchange(req *http.Request, u *url.URL, deadline time.Time, fresh bool) (*http.Response, *conn, error) {
+func (s *sender) exchange(req *request, deadline time.Time) (*http.Response, *conn, error) {
+	u := req.url
 	var c *conn
-	if !fresh {
+	if !req.close {
 		c = s.conns.get(u.Scheme+"://"+u.Host, time.Now())
 	}
 	if c == nil {
@@ -126,17 +129,54 @@ func (s *sender) finish(u *url.URL, c *conn, resp *http.Response, drained bool) 
 	s.conns.put(u.Scheme+"://"+u.Host, c, time.Now())
 }
 
+// request is one attempt's POST.
+type request struct {
+	url    *url.URL
+	header [][2]string // canonical names and values, written in this order
+	body   []byte
+	close  bool // ask the receiver to close the connection once it answered
+}
+
+// write writes r in HTTP/1.1, as net/http would but for the order of the
+// header fields and without its formatting and sorting. Values with
+// control characters are refused: they would split the header.
+func (r *request) write(w *bufio.Writer) error {
+	for _, h := range r.header {
+		for i := 0; i < len(h[1]); i++ {
+			if b := h[1][i]; b < ' ' && b != '\t' || b == 0x7f {
+				return fmt.Errorf("header %s: control character in its value", h[0])
+			}
+		}
+	}
+	w.WriteString("POST ")
+	w.WriteString(r.url.RequestURI())
+	w.WriteString(" HTTP/1.1\r\nHost: ")
+	w.WriteString(r.url.Host)
+	w.WriteString("\r\nContent-Length: ")
+	w.WriteString(strconv.Itoa(len(r.body)))
+	for _, h := range r.header {
+		w.WriteString("\r\n")
+		w.WriteString(h[0])
+		w.WriteString(": ")
+		w.WriteString(h[1])
+	}
+	if r.close {
+		w.WriteString("\r\nConnection: close")
+	}
+	w.WriteString("\r\n\r\n")
+	w.Write(r.body)
+	return w.Flush()
+}
+
 // roundTrip writes req and reads the head of its answer, skipping
 // informational (1xx) answers.
-func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
-	if err := req.Write(c.bw); err != nil {
+func (c *conn) roundTrip(req *request) (*http.Response, error) {
+	if err := req.write(c.bw); err != nil {
 		return nil, err
 	}
-	if err := c.bw.Flush(); err != nil {
-		return nil, err
-	}
+	head := &http.Request{Method: http.MethodPost, URL: req.url, Close: req.close}
 	for {
-		resp, err := http.ReadResponse(c.br, req)
+		resp, err := http.ReadResponse(c.br, head)
 		if err != nil {
 			return nil, err
 		}

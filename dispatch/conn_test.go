@@ -2,9 +2,11 @@ package dispatch
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -200,5 +202,55 @@ func TestAttemptVerifiesCertificates(t *testing.T) {
 	res := s.send(store.Sandbox, testTask(rc.URL+"/hook"))
 	if res.Success || !strings.Contains(res.Error, "certificate") {
 		t.Fatalf("https to a self-signed receiver: %+v", res)
+	}
+}
+
+// TestAttemptRequestOnTheWire: the request an attempt writes is the one
+// net/http would write: POST to the URL's path and query, its Host, the
+// body's length, every header of SPEC §5, the exact body; a value that
+// would split the header is refused before anything is sent.
+func TestAttemptRequestOnTheWire(t *testing.T) {
+	got := make(chan *http.Request, 2)
+	bodies := make(chan string, 2)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r
+		bodies <- string(b)
+	}))
+	defer rc.Close()
+	s := testSender(urlpolicy.Policy{AllowHTTP: "loopback"})
+	task := testTask(rc.URL + "/hooks/in?tenant=a%20b")
+	task.Test = true
+	if res := s.send(store.Sandbox, task); !res.Success {
+		t.Fatalf("%+v", res)
+	}
+	r, body := <-got, <-bodies
+	host := strings.TrimPrefix(rc.URL, "http://")
+	if r.Method != "POST" || r.RequestURI != "/hooks/in?tenant=a%20b" || r.Host != host || r.ContentLength != int64(len(task.Payload)) || body != string(task.Payload) {
+		t.Errorf("got %s %s Host %s length %d body %q", r.Method, r.RequestURI, r.Host, r.ContentLength, body)
+	}
+	for name, want := range map[string]string{
+		"Content-Type": "application/json", "User-Agent": "complybox-webhooks/dev",
+		"X-Webhook-Signature": Sign(task.Secret, task.Payload), "X-Webhook-Id": "d1",
+		"X-Webhook-Event-Type": "wallet.created", "X-Webhook-Attempt": "1", "X-Webhook-Test": "true",
+		"Webhook-Id": "e1",
+	} {
+		if v := r.Header.Values(name); len(v) != 1 || v[0] != want {
+			t.Errorf("%s: %q, want %q", name, v, want)
+		}
+	}
+	ts, err := strconv.ParseInt(r.Header.Get("Webhook-Timestamp"), 10, 64)
+	if err != nil || r.Header.Get("Webhook-Signature") != SignStandard(task.Secret, "e1", ts, task.Payload) {
+		t.Errorf("standard webhook headers: %q %q", r.Header.Get("Webhook-Timestamp"), r.Header.Get("Webhook-Signature"))
+	}
+
+	task.EventType = "wallet.created\r\nX-Injected: 1"
+	if res := s.send(store.Sandbox, task); res.Success || !strings.Contains(res.Error, "control character") {
+		t.Errorf("a header value with CR LF: %+v", res)
+	}
+	select {
+	case r := <-got:
+		t.Errorf("the receiver got a request with %v", r.Header)
+	default:
 	}
 }

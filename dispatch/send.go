@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -127,35 +126,30 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 	// One deadline bounds the whole attempt: connecting, writing, reading
 	// the answer (conn.go).
 	deadline := time.Now().Add(s.cfg.AttemptTimeout)
-	req, err := http.NewRequest(http.MethodPost, task.URL, bytes.NewReader(task.Payload))
-	if err != nil {
-		res.Error = err.Error()
-		return res
-	}
+	req := &request{url: u, body: task.Payload}
 	if _, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err != nil && u.Scheme == "http" {
 		// Plain http to a name: the policy depends on what the name resolves
 		// to now, so every attempt connects afresh and is checked.
-		req.Close = true
+		req.close = true
 	}
 	ts := at.Unix()
-	// Keys in canonical form, set without canonicalising each again.
-	req.Header = http.Header{
-		"Content-Type":         {"application/json"},
-		"User-Agent":           {"complybox-webhooks/" + s.cfg.Version},
-		"X-Webhook-Signature":  {Sign(task.Secret, task.Payload)},
-		"X-Webhook-Id":         {task.DeliveryID},
-		"X-Webhook-Event-Type": {task.EventType},
-		"X-Webhook-Attempt":    {strconv.Itoa(task.Attempt)},
-		"Webhook-Id":           {task.EventID},
-		"Webhook-Timestamp":    {strconv.FormatInt(ts, 10)},
-		"Webhook-Signature":    {SignStandard(task.Secret, task.EventID, ts, task.Payload)},
+	req.header = [][2]string{
+		{"Content-Type", "application/json"},
+		{"User-Agent", "complybox-webhooks/" + s.cfg.Version},
+		{"X-Webhook-Signature", Sign(task.Secret, task.Payload)},
+		{"X-Webhook-Id", task.DeliveryID},
+		{"X-Webhook-Event-Type", task.EventType},
+		{"X-Webhook-Attempt", strconv.Itoa(task.Attempt)},
+		{"Webhook-Id", task.EventID},
+		{"Webhook-Timestamp", strconv.FormatInt(ts, 10)},
+		{"Webhook-Signature", SignStandard(task.Secret, task.EventID, ts, task.Payload)},
 	}
 	if task.Test {
-		req.Header["X-Webhook-Test"] = []string{"true"}
+		req.header = append(req.header, [2]string{"X-Webhook-Test", "true"})
 	}
 
 	start := time.Now()
-	resp, c, err := s.exchange(req, u, deadline, req.Close)
+	resp, c, err := s.exchange(req, deadline)
 	if err != nil {
 		res.Duration = time.Since(start)
 		res.Error = attemptError(&url.Error{Op: "Post", URL: task.URL, Err: err}, s.cfg.AttemptTimeout)
