@@ -37,6 +37,9 @@ func BenchmarkWithdrawalWebhookLive(b *testing.B) {
 	body, _ := json.Marshal(map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
 		"destinationAddress": "0x00112233445566778899aabbccddeeff00112233", "amount": "0.000001"})
 	before := arrived.Load()
+	// How many operations share a commit (the group commit, store/commit.go).
+	var commits, ops atomic.Int64
+	in.Store.OnCommit(func(g int, _ time.Duration) { commits.Add(1); ops.Add(int64(g)) })
 	cpu0 := processCPU()
 	hammer(b, http.StatusCreated, func(c *http.Client, _ int) (int, error) {
 		req, _ := http.NewRequest("POST", in.URL+"/transactions", bytes.NewReader(body))
@@ -46,6 +49,8 @@ func BenchmarkWithdrawalWebhookLive(b *testing.B) {
 		return call(c, req)
 	})
 	b.ReportMetric(float64(arrived.Load()-before)/float64(b.N), "webhooks/op")
+	b.ReportMetric(float64(commits.Load())/float64(b.N), "commits/op")
+	b.ReportMetric(float64(ops.Load())/float64(max(commits.Load(), 1)), "ops/commit")
 	// The whole process: server, dispatcher, load clients and receiver.
 	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 	// And once every webhook of the load has arrived (transaction.created
