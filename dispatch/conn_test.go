@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"bufio"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
@@ -252,5 +253,36 @@ func TestAttemptRequestOnTheWire(t *testing.T) {
 	case r := <-got:
 		t.Errorf("the receiver got a request with %v", r.Header)
 	default:
+	}
+}
+
+// TestAttemptsKeepTLSConnections: https attempts keep their connection too
+// (one handshake for many attempts), and a receiver that closes it while
+// idle costs a new handshake, not an attempt.
+func TestAttemptsKeepTLSConnections(t *testing.T) {
+	var mu sync.Mutex
+	conns := map[string]int{}
+	rc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conns[r.RemoteAddr]++
+		mu.Unlock()
+	}))
+	defer rc.Close()
+	s := testSender(urlpolicy.Policy{AllowHTTP: "loopback"})
+	s.rootCAs = x509.NewCertPool()
+	s.rootCAs.AddCert(rc.Certificate())
+	for i := range 4 {
+		if res := s.send(store.Sandbox, testTask(rc.URL+"/hook")); !res.Success {
+			t.Fatalf("attempt %d: %+v", i+1, res)
+		}
+	}
+	rc.CloseClientConnections() // as a receiver's idle timeout would
+	if res := s.send(store.Sandbox, testTask(rc.URL+"/hook")); !res.Success {
+		t.Fatalf("after the receiver closed the idle connection: %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(conns) != 2 {
+		t.Errorf("%d connections for 4 attempts, a close and 1 attempt: %v, want 2", len(conns), conns)
 	}
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,9 @@ type sender struct {
 	// lookup resolves a host name; tests replace it so that no real DNS is
 	// needed.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	// rootCAs, when set (tests), replaces the system's certificate
+	// authorities for https receivers.
+	rootCAs *x509.CertPool
 
 	mu   sync.Mutex
 	urls map[string]string // env|destination -> the URL last sent to
