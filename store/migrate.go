@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -18,6 +19,14 @@ import (
 //	4: applicant views rendered again, so that every applicant body has
 //	   consentGivenAtUtc and every document country (issue 11), not only
 //	   those written since
+//	5: deliveries written in a binary form (outbox_codec.go); nothing is
+//	   walked: JSON records decode as before and take the new form at
+//	   their next change. Versions before it cannot read the new form,
+//	   so the number is what tells them apart.
+//
+// A file of a later layout than this version knows is refused at Open
+// (newer versions may store what this one cannot read); going back to an
+// older complybox needs the file it wrote, from a backup.
 //
 // The upgrade walks each list once, at upgrade only, in transactions of at
 // most migrateBatch records so it never holds one huge transaction. It only
@@ -27,7 +36,7 @@ import (
 // version. Building lazily instead would leave lists answering wrong pages
 // until a record happened to be touched, so the one-time walk is the
 // simple, correct choice; it costs one pass over the file, once.
-const layoutVersion = 4
+const layoutVersion = 5
 
 var keyLayout = []byte("layout")
 
@@ -43,8 +52,11 @@ func (s *Store) migrate() error {
 		}
 		return nil
 	})
-	if err != nil || v >= layoutVersion {
+	if err != nil || v == layoutVersion {
 		return err
+	}
+	if v > layoutVersion {
+		return fmt.Errorf("the file was written by a newer complybox (layout %d; this version knows layouts up to %d): run that version, or restore a backup this version wrote", v, layoutVersion)
 	}
 	if v < 2 {
 		for _, env := range Envs() {

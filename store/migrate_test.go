@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -210,5 +211,45 @@ func TestUpgradeRendersApplicantViews(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"consentGivenAtUtc":null`) || !strings.Contains(string(b), `"createdAtUtc"`) {
 		t.Errorf("after the upgrade the body is %s", b)
+	}
+}
+
+// TestOpenRefusesNewerLayout: a file a later complybox wrote (a layout this
+// version does not know) is refused at Open with an error that says so, and
+// left as it is, rather than read as if it were this version's.
+func TestOpenRefusesNewerLayout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "newer.db")
+	s, _ := mustOpen(t, path, store.Options{})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	future := []byte{0, 0, 0, 0, 0, 0, 0, 99}
+	setLayout := func(v []byte) []byte {
+		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var was []byte
+		err = db.Update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket([]byte("meta"))
+			was = bytes.Clone(meta.Get([]byte("layout")))
+			if v == nil {
+				return nil
+			}
+			return meta.Put([]byte("layout"), v)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return was
+	}
+	setLayout(future)
+	_, err := store.Open(path, store.Options{})
+	if err == nil || !strings.Contains(err.Error(), "newer complybox (layout 99") {
+		t.Fatalf("Open of a layout 99 file: %v", err)
+	}
+	if got := setLayout(nil); !bytes.Equal(got, future) {
+		t.Errorf("layout after the refused Open: %v, want %v", got, future)
 	}
 }
