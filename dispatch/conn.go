@@ -93,7 +93,7 @@ func (p *conns) closeIdle() {
 }
 
 // exchange sends req and returns the answer with the connection its body
-// is read from; the caller reads it and calls finish. A request that asks
+// is read from; the caller reads it and calls finish, never Body.Close. A request that asks
 // to close its connection goes on a new one. A kept-alive connection is
 // checked before reuse (alive), so one the receiver closed while idle
 // costs nothing; a request is never sent twice, as with net/http.
@@ -118,13 +118,16 @@ func (s *sender) exchange(req *request, deadline time.Time) (*http.Response, *co
 	return resp, c, nil
 }
 
-// finish keeps c for the next attempt when resp's body was read to its end
-// and neither side asked to close; otherwise it closes c.
+// finish ends an attempt's exchange: it keeps c for the next attempt when
+// resp's body was read to its end and neither side asked to close, and
+// otherwise closes c without reading further (closing the body would read
+// all the rest of it, however long).
 func (s *sender) finish(u *url.URL, c *conn, resp *http.Response, drained bool) {
 	if !drained || resp.Close || resp.Request.Close {
 		c.Close()
 		return
 	}
+	resp.Body.Close()
 	c.SetDeadline(time.Time{})
 	s.conns.put(u.Scheme+"://"+u.Host, c, time.Now())
 }

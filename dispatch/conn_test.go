@@ -286,3 +286,34 @@ func TestAttemptsKeepTLSConnections(t *testing.T) {
 		t.Errorf("%d connections for 4 attempts, a close and 1 attempt: %v, want 2", len(conns), conns)
 	}
 }
+
+// TestAttemptEndlessAnswer: an answer whose body never ends is read as far
+// as an attempt reads (what it keeps, then what it would drain to reuse the
+// connection) and the connection is closed there, not read on until the
+// attempt's deadline.
+func TestAttemptEndlessAnswer(t *testing.T) {
+	written := make(chan int64, 1)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("z", 32<<10))
+		var n int64
+		for n < 1<<30 {
+			if _, err := w.Write(chunk); err != nil {
+				break
+			}
+			n += int64(len(chunk))
+		}
+		written <- n
+	}))
+	defer rc.Close()
+	s := testSender(urlpolicy.Policy{AllowHTTP: "loopback"})
+	s.cfg.AttemptTimeout = time.Minute // the deadline must not be what ends it
+	res := s.send(store.Sandbox, testTask(rc.URL+"/hook"))
+	if !res.Success || len(*res.ResponseBody) != maxResponseBody {
+		t.Fatalf("%+v", res)
+	}
+	// The receiver's writes fail once the closed connection's buffers are
+	// full: a few MiB on loopback, far from the 1 GiB it would send.
+	if n := <-written; n >= 64<<20 {
+		t.Errorf("the receiver wrote %d MiB before the connection closed", n>>20)
+	}
+}

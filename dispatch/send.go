@@ -162,7 +162,6 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
 	// Up to 64 KiB more is read so that the connection can be reused.
 	rest, derr := io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
-	resp.Body.Close()
 	s.finish(u, c, resp, err == nil && derr == nil && rest < maxDrain)
 	res.Duration = time.Since(start)
 	res.StatusCode = resp.StatusCode
