@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,10 +27,16 @@ import (
 // connections on their own schedule; get finds those closed meanwhile.
 const maxIdleTime = 30 * time.Second
 
+// maxAnswerHead bounds the status line and header of an answer, as
+// net/http's Transport bounds them (its default is 10 MiB; no receiver
+// needs more than this).
+const maxAnswerHead = 1 << 20
+
 // conn is one HTTP/1.1 connection to a receiver.
 type conn struct {
 	net.Conn
-	raw    net.Conn // the TCP connection under TLS
+	raw    net.Conn         // the TCP connection under TLS
+	limit  io.LimitedReader // what br may still read of this exchange's answer
 	br     *bufio.Reader
 	bw     *bufio.Writer
 	idleAt time.Time
@@ -177,9 +184,16 @@ func (c *conn) roundTrip(req *request) (*http.Response, error) {
 	if err := req.write(c.bw); err != nil {
 		return nil, err
 	}
+	// An answer is read up to its head's bound and then as much of its
+	// body as an attempt reads (send): a receiver cannot make an attempt
+	// read or hold more, however much it sends.
+	c.limit.N = maxAnswerHead + maxResponseBody + maxDrain
 	head := &http.Request{Method: http.MethodPost, URL: req.url, Close: req.close}
 	for {
 		resp, err := http.ReadResponse(c.br, head)
+		if err != nil && c.limit.N <= maxResponseBody+maxDrain {
+			return nil, fmt.Errorf("the answer's status line and header are longer than %d KiB", maxAnswerHead>>10)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -219,6 +233,7 @@ func (s *sender) connect(u *url.URL, deadline time.Time) (*conn, error) {
 		}
 		c.Conn = tc
 	}
-	c.br, c.bw = bufio.NewReaderSize(c.Conn, 4<<10), bufio.NewWriterSize(c.Conn, 4<<10)
+	c.limit.R = c.Conn
+	c.br, c.bw = bufio.NewReaderSize(&c.limit, 4<<10), bufio.NewWriterSize(c.Conn, 4<<10)
 	return c, nil
 }

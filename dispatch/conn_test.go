@@ -317,3 +317,45 @@ func TestAttemptEndlessAnswer(t *testing.T) {
 		t.Errorf("the receiver wrote %d MiB before the connection closed", n>>20)
 	}
 }
+
+// TestAttemptEndlessHead: an answer whose header never ends fails the
+// attempt once the head passes its bound, saying so, instead of being read
+// and held until the attempt's deadline.
+func TestAttemptEndlessHead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	written := make(chan int64, 1)
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		if _, err := http.ReadRequest(bufio.NewReader(nc)); err != nil {
+			return
+		}
+		line := []byte("X-Padding: " + strings.Repeat("p", 1000) + "\r\n")
+		n, _ := nc.Write([]byte("HTTP/1.1 200 OK\r\n"))
+		total := int64(n)
+		for total < 1<<30 {
+			n, err := nc.Write(line)
+			total += int64(n)
+			if err != nil {
+				break
+			}
+		}
+		written <- total
+	}()
+	s := testSender(urlpolicy.Policy{AllowHTTP: "loopback"})
+	s.cfg.AttemptTimeout = time.Minute // the deadline must not be what ends it
+	res := s.send(store.Sandbox, testTask("http://"+ln.Addr().String()+"/hook"))
+	if res.Success || !strings.Contains(res.Error, "longer than 1024 KiB") {
+		t.Fatalf("%+v", res)
+	}
+	if n := <-written; n >= 64<<20 {
+		t.Errorf("the receiver wrote %d MiB before the connection closed", n>>20)
+	}
+}
