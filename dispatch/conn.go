@@ -100,10 +100,11 @@ func (p *conns) closeIdle() {
 }
 
 // exchange sends req and returns the answer with the connection its body
-// is read from; the caller reads it and calls finish, never Body.Close. A request that asks
-// to close its connection goes on a new one. A kept-alive connection is
-// checked before reuse (alive), so one the receiver closed while idle
-// costs nothing; a request is never sent twice, as with net/http.
+// is read from; the caller reads it and calls finish, never Body.Close. A
+// request that asks to close its connection goes on a new one. A
+// kept-alive connection is checked before reuse (alive), so one the
+// receiver closed while idle costs nothing; a request is never sent twice,
+// as with net/http.
 func (s *sender) exchange(req *request, deadline time.Time) (*http.Response, *conn, error) {
 	u := req.url
 	var c *conn
