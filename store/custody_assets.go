@@ -163,7 +163,7 @@ func (t *txn) asset(env Env, id string) (Asset, error) {
 	if b == nil {
 		return a, NotFound("asset", id)
 	}
-	if err := json.Unmarshal(b, &a); err != nil {
+	if err := t.s.assets.decode(b, &a); err != nil {
 		return a, err
 	}
 	if cur, ok := t.s.settings.catalogAsset(a.Symbol); ok {

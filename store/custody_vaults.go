@@ -60,7 +60,7 @@ func (t *txn) vault(env Env, id string) (diskVault, error) {
 	if b == nil {
 		return v, NotFound("vault", id)
 	}
-	return v, json.Unmarshal(b, &v)
+	return v, t.s.vaults.decode(b, &v)
 }
 
 func (t *txn) putVault(env Env, v diskVault) error {

@@ -49,7 +49,7 @@ func (t *txn) wallet(env Env, id string) (diskWallet, error) {
 	if b == nil {
 		return w, NotFound("wallet", id)
 	}
-	return w, json.Unmarshal(b, &w)
+	return w, t.s.wallets.decode(b, &w)
 }
 
 func (t *txn) putWallet(env Env, w diskWallet) error {

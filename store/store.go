@@ -79,6 +79,11 @@ type Store struct {
 	creds    credentialCache // Authenticate's cache of stored credentials
 	webhooks webhookCache    // the custody webhook configurations, decoded (outbox_webhooks.go)
 
+	// Records every withdrawal reads, kept decoded (decoded.go).
+	wallets decoded[diskWallet]
+	vaults  decoded[diskVault]
+	assets  decoded[Asset]
+
 	sandboxOffset atomic.Int64 // the sandbox test clock's lead over now, in ns (sandbox_clock.go)
 	clockMu       sync.Mutex   // serialises moves of the sandbox clock
 
