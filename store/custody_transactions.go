@@ -388,20 +388,20 @@ type draft struct {
 
 	decimals int // of the asset
 
-	record  []byte          // the record's JSON
-	created json.RawMessage // the data of transaction.created
+	record  []byte // the record's JSON
+	created Event  // transaction.created, its envelope encoded
 }
 
 // seal mints the draft's id, stamps its creation time (the time the request
-// was taken in) and encodes the record and its transaction.created data, so
-// none of that work waits in the write transaction.
+// was taken in) and encodes the record and its transaction.created event,
+// of that same time, so none of that work waits in the write transaction.
 func (d *draft) seal(now time.Time) error {
 	d.x.TransactionID, d.x.CreatedAt, d.x.UpdatedAt = newID(), At(now), At(now)
 	var err error
 	if d.record, err = json.Marshal(d.x.Transaction); err != nil {
 		return err
 	}
-	d.created, err = json.Marshal(d.x.createdData())
+	d.created, err = newEvent("transaction.created", "transaction", d.x.TransactionID, now, d.x.createdData())
 	return err
 }
 
@@ -503,7 +503,7 @@ func (t *txn) submitTransaction(env Env, d draft) (Transaction, error) {
 				decimal.FormatUnits(d.debit, d.decimals), x.AssetSymbol, decimal.FormatUnits(from.available, d.decimals), x.AssetSymbol)
 		}
 	}
-	if err := t.enqueue(env, DestCustody, "transaction.created", "transaction", x.TransactionID, d.created); err != nil {
+	if err := t.enqueueEvent(env, DestCustody, d.created); err != nil {
 		return Transaction{}, err
 	}
 	if from != nil {

@@ -167,11 +167,21 @@ func (t *txn) eventPayload(env Env, d diskDelivery) ([]byte, error) {
 // subscribed to eventType), a delivery due now. It is the only way events
 // are made, so every business change and its event share one transaction.
 func (t *txn) enqueue(env Env, dest, eventType, entityType, entityID string, data any) error {
-	ev, err := t.putEvent(env, eventType, entityType, entityID, data)
+	ev, err := newEvent(eventType, entityType, entityID, t.now, data)
 	if err != nil {
 		return err
 	}
-	if !t.wants(env, dest, eventType) {
+	return t.enqueueEvent(env, dest, ev)
+}
+
+// enqueueEvent is enqueue of an event built beforehand (newEvent), so that
+// encoding its envelope need not wait in the write transaction.
+func (t *txn) enqueueEvent(env Env, dest string, ev Event) error {
+	ev, err := t.storeEvent(env, ev)
+	if err != nil {
+		return err
+	}
+	if !t.wants(env, dest, ev.EventType) {
 		// Kept, not delivered (SPEC §5), until retention removes it.
 		return t.expire(env, expiryEvent, t.now, itob(ev.Seq))
 	}
@@ -179,15 +189,29 @@ func (t *txn) enqueue(env Env, dest, eventType, entityType, entityID string, dat
 	return err
 }
 
-// putEvent stores an event's envelope bytes, fixed from now on.
+// putEvent stores a new event of this operation's time.
 func (t *txn) putEvent(env Env, eventType, entityType, entityID string, data any) (Event, error) {
-	ev := Event{ID: newID(), EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: At(t.now)}
-	var err error
-	ev.Payload, err = json.Marshal(envelope{ID: ev.ID, EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: ev.Timestamp, Data: data})
+	ev, err := newEvent(eventType, entityType, entityID, t.now, data)
 	if err != nil {
 		return Event{}, err
 	}
+	return t.storeEvent(env, ev)
+}
+
+// newEvent mints an event of time at and encodes its envelope: the bytes
+// every delivery of it sends, fixed from now on.
+func newEvent(eventType, entityType, entityID string, at time.Time, data any) (Event, error) {
+	ev := Event{ID: newID(), EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: At(at)}
+	var err error
+	ev.Payload, err = json.Marshal(envelope{ID: ev.ID, EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: ev.Timestamp, Data: data})
+	return ev, err
+}
+
+// storeEvent stores ev's envelope under the next sequence of the events
+// bucket and returns ev with that sequence.
+func (t *txn) storeEvent(env Env, ev Event) (Event, error) {
 	b := t.env(env, "events")
+	var err error
 	if ev.Seq, err = b.NextSequence(); err != nil {
 		return Event{}, err
 	}
