@@ -1,7 +1,10 @@
 package store_test
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/complybox/complybox/store"
 )
@@ -158,5 +161,48 @@ func TestTransactionStateMachine(t *testing.T) {
 	}
 	if d.Pending != "0" || d.Available != d.Total {
 		t.Errorf("destination balance %+v: pending credits left behind", d)
+	}
+}
+
+// TestTransactionCreatedAtCreation: transaction.created carries the
+// transaction's createdAt as its timestamp (it is encoded with the draft,
+// before the write transaction) and the transaction as its data.
+func TestTransactionCreatedAtCreation(t *testing.T) {
+	s, clock := mustOpen(t, "", store.Options{})
+	env := store.Sandbox
+	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.CreateVault(env, store.VaultInput{Name: ptr("v")}, store.Idem{})
+	w, err := s.CreateWallet(env, v.VaultID, store.WalletInput{AssetSymbol: ptr("ETH")}, store.Idem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(1500 * time.Millisecond)
+	x, err := s.CreateDeposit(env, store.DepositInput{WalletID: &w.WalletID, Amount: ptr("2.5")}, store.Idem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _, err := s.Deliveries(env, store.DeliveryFilter{EntityID: x.TransactionID, EventType: "transaction.created"}, store.Page{})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("transaction.created deliveries of %s: %v, %v", x.TransactionID, list, err)
+	}
+	d, err := s.Delivery(env, list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		ID, EventType, EntityType, EntityID, Timestamp string
+		Data                                           map[string]any
+	}
+	if err := json.Unmarshal([]byte(d.Payload), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Timestamp != x.CreatedAt.String() || ev.EventType != "transaction.created" || ev.EntityType != "transaction" ||
+		ev.EntityID != x.TransactionID || ev.ID != d.EventID {
+		t.Errorf("envelope %+v, want transaction.created of %s at %s, id %s", ev, x.TransactionID, x.CreatedAt, d.EventID)
+	}
+	if ev.Data["transactionId"] != x.TransactionID || ev.Data["amount"] != "2.5" || ev.Data["createdAt"] != x.CreatedAt.String() {
+		t.Errorf("data %v does not describe %s", ev.Data, x.TransactionID)
 	}
 }
