@@ -147,3 +147,5 @@ func (s *Store) DeliveryRecord(env Env, id string) []byte {
 	})
 	return b
 }
+
+const FoldMax = foldMax

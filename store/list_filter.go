@@ -26,7 +26,10 @@ import (
 // The entries are written in the same transaction as the record, on every
 // create and every change of an indexed value (old key removed, new key
 // added): the record types keep the keys they were read with (their
-// unexported indexed field) and reindex writes the difference.
+// unexported indexed field) and reindex writes the difference. For the two
+// busiest indexes, deliveries_by and transactions_by, the difference goes
+// to the index's log in that transaction and reaches the index a little
+// later, in batches; lists read both (list_filter_log.go).
 //
 // A filtered page walks the sequences that carry every requested key, newest
 // first. With one filter that is a reverse prefix scan; with several it is a
@@ -97,7 +100,8 @@ func reindex(b *bolt.Bucket, seq uint64, old, cur []fkey) error {
 	return nil
 }
 
-// reindex is reindex on the filter index bucket of env named list. Within
+// reindex is reindex on the filter index bucket of env named list, or on
+// its log when the index is written behind (list_filter_log.go). Within
 // one operation the keys it last wrote for a record win over old, so two
 // copies of one record read in the same operation cannot leave an entry
 // behind.
@@ -106,7 +110,19 @@ func (t *txn) reindex(env Env, list string, seq uint64, old, cur []fkey) error {
 	if w, ok := t.indexed[id]; ok {
 		old = w
 	}
-	if err := reindex(t.env(env, list), seq, old, cur); err != nil {
+	if logged(list) {
+		log := t.logOf(env, list)
+		wrote, err := logChange(log, seq, old, cur)
+		if err != nil {
+			return err
+		}
+		t.logged = t.logged || wrote
+		if wrote && log.Sequence()%64 == 0 && logLen(log) > foldMax {
+			if _, err := fold(t.env(env, list), log, foldMax); err != nil {
+				return err
+			}
+		}
+	} else if err := reindex(t.env(env, list), seq, old, cur); err != nil {
 		return err
 	}
 	if list == "deliveries_by" {
@@ -134,6 +150,7 @@ func hasKey(keys []fkey, k fkey) bool {
 type listScan struct {
 	seqs    *bolt.Bucket // the list's sequence index: seq -> id or record
 	filters *bolt.Bucket // the list's filter index
+	log     *bolt.Bucket // its log when it is written behind (list_filter_log.go), else nil
 	keys    []fkey       // equality filters; every one must hold
 	lo, hi  uint64       // sequence bounds, inclusive; hi 0 means none
 	// budget bounds the records visited in one call (0: no bound). A walk
@@ -223,10 +240,14 @@ func (l listScan) seeker() func(bound uint64) (uint64, bool) {
 	for i, k := range l.keys {
 		cursors[i], prefixes[i] = l.filters.Cursor(), k.prefix()
 	}
+	seek := func(i int, bound uint64) (uint64, bool) { return seekLE(cursors[i], prefixes[i], bound) }
+	if u := readLog(l.log, prefixes); u != nil {
+		seek = func(i int, bound uint64) (uint64, bool) { return u.seekLE(i, cursors[i], prefixes[i], bound) }
+	}
 	return func(bound uint64) (uint64, bool) {
 		cand, agreed := bound, 0
 		for i := 0; ; i = (i + 1) % len(cursors) {
-			s, ok := seekLE(cursors[i], prefixes[i], cand)
+			s, ok := seek(i, cand)
 			if !ok || s < l.lo {
 				return 0, false
 			}
@@ -263,12 +284,14 @@ func seekLE(c *bolt.Cursor, prefix []byte, bound uint64) (uint64, bool) {
 
 // timeBounds turns a [since, until) range of a time-ordered field into
 // sequence bounds: lo is the sequence of the first entry at or after since,
-// hi that of the last entry before until. Records are created in sequence
-// and time order together (the sequence and the timestamp are taken in the
-// same transaction), so the range of sequences holds exactly the records of
-// the time range; lists re-check the time on each record all the same.
-// empty reports that no record falls in the range.
-func timeBounds(b *bolt.Bucket, field byte, since, until time.Time) (lo, hi uint64, empty bool) {
+// hi that of the last entry before until, in the index b and its log (nil
+// for none). Records are created in sequence and time order together (the
+// sequence and the timestamp are taken in the same transaction), so the
+// range of sequences holds exactly the records of the time range; lists
+// re-check the time on each record all the same, which also makes an entry
+// of a removed record that the log has not yet folded a harmless, wider
+// bound. empty reports that no record falls in the range.
+func timeBounds(b, log *bolt.Bucket, field byte, since, until time.Time) (lo, hi uint64, empty bool) {
 	fp := fkey{field: field, value: "12345678"}.prefix()[:3] // field | len 8
 	c := b.Cursor()
 	entrySeq := func(k []byte) (uint64, bool) {
@@ -277,22 +300,35 @@ func timeBounds(b *bolt.Bucket, field byte, since, until time.Time) (lo, hi uint
 		}
 		return btoi(k[11:]), true
 	}
+	logged := loggedTimes(log, field) // (value, seq)
 	if !since.IsZero() {
-		k, _ := c.Seek(append(bytes.Clone(fp), itob(msCeil(since))...))
+		from := msCeil(since)
+		k, _ := c.Seek(append(bytes.Clone(fp), itob(from)...))
 		s, ok := entrySeq(k)
+		for _, e := range logged {
+			if e[0] >= from && (!ok || e[1] < s) {
+				s, ok = e[1], true
+			}
+		}
 		if !ok {
 			return 0, 0, true
 		}
 		lo = s
 	}
 	if !until.IsZero() {
-		k, _ := c.Seek(append(bytes.Clone(fp), itob(msCeil(until))...))
+		to := msCeil(until)
+		k, _ := c.Seek(append(bytes.Clone(fp), itob(to)...))
 		if k == nil {
 			k, _ = c.Last()
 		} else {
 			k, _ = c.Prev()
 		}
 		s, ok := entrySeq(k)
+		for _, e := range logged {
+			if e[0] < to && (!ok || e[1] > s) {
+				s, ok = e[1], true
+			}
+		}
 		if !ok {
 			return 0, 0, true
 		}

@@ -226,8 +226,36 @@ func TestApplicantSearchIsSliced(t *testing.T) {
 	}
 }
 
-func TestTransactionFiltersReadIndexes(t *testing.T) {
-	s, _ := mustOpen(t, "", store.Options{})
+// logStates runs test twice: with the index changes of the fixture still
+// in the write-behind logs (as many as foldMax lets stay there), and folded
+// into the indexes. The background fold is off either way, so which of the
+// two a list sees does not depend on timing.
+func logStates(t *testing.T, test func(t *testing.T, settle func(s *store.Store))) {
+	for _, folded := range []bool{false, true} {
+		name := "unfolded"
+		if folded {
+			name = "folded"
+		}
+		t.Run(name, func(t *testing.T) {
+			test(t, func(s *store.Store) {
+				if !folded {
+					return
+				}
+				if err := s.FoldIndexes(); err != nil {
+					t.Fatal(err)
+				}
+				if n := s.Count(store.Sandbox, "deliveries_by_log") + s.Count(store.Sandbox, "transactions_by_log"); n != 0 {
+					t.Fatalf("%d log entries left after FoldIndexes", n)
+				}
+			})
+		})
+	}
+}
+
+func TestTransactionFiltersReadIndexes(t *testing.T) { logStates(t, testTransactionFilters) }
+
+func testTransactionFilters(t *testing.T, settle func(*store.Store)) {
+	s, _ := mustOpen(t, "", store.Options{FoldDelay: -1})
 	env := store.Sandbox
 	vault := func(name string) string {
 		v, err := s.CreateVault(env, store.VaultInput{Name: ptr(name)}, store.Idem{})
@@ -283,6 +311,7 @@ func TestTransactionFiltersReadIndexes(t *testing.T) {
 		}
 		transfers = append(transfers, x.TransactionID)
 	}
+	settle(s)
 	list := func(f store.TransactionFilter) listFunc {
 		return func(p store.Page) ([]string, *string, error) {
 			items, next, err := s.Transactions(env, f, p)
@@ -365,9 +394,9 @@ type deliveryFixture struct {
 	kyc, other, dead, failed, delivered []string
 }
 
-func newDeliveryFixture(t *testing.T) *deliveryFixture {
+func newDeliveryFixture(t *testing.T, settle func(*store.Store)) *deliveryFixture {
 	t.Helper()
-	s, clock := mustOpen(t, "", store.Options{Settings: store.Settings{KYC: store.KYCSettings{CallbackURL: "http://127.0.0.1:9/kyc"}}})
+	s, clock := mustOpen(t, "", store.Options{FoldDelay: -1, Settings: store.Settings{KYC: store.KYCSettings{CallbackURL: "http://127.0.0.1:9/kyc"}}})
 	f := &deliveryFixture{s: s, clock: clock}
 	env := store.Sandbox
 	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
@@ -425,6 +454,7 @@ func newDeliveryFixture(t *testing.T) *deliveryFixture {
 			}
 		}
 	}
+	settle(s)
 	return f
 }
 
@@ -439,8 +469,10 @@ func (f *deliveryFixture) list(filter store.DeliveryFilter) listFunc {
 	}
 }
 
-func TestDeliveryFiltersReadIndexes(t *testing.T) {
-	f := newDeliveryFixture(t)
+func TestDeliveryFiltersReadIndexes(t *testing.T) { logStates(t, testDeliveryFilters) }
+
+func testDeliveryFilters(t *testing.T, settle func(*store.Store)) {
+	f := newDeliveryFixture(t, settle)
 	third := f.start.Add(2 * time.Second) // the third round of the few
 	for _, c := range []struct {
 		name   string
@@ -472,8 +504,10 @@ func TestDeliveryFiltersReadIndexes(t *testing.T) {
 
 // TestRetryDeliveriesReadsStatusIndex re-queues dead deliveries among
 // thousands that are not: the bulk retry decodes only the matches.
-func TestRetryDeliveriesReadsStatusIndex(t *testing.T) {
-	f := newDeliveryFixture(t)
+func TestRetryDeliveriesReadsStatusIndex(t *testing.T) { logStates(t, testRetryReadsIndex) }
+
+func testRetryReadsIndex(t *testing.T, settle func(*store.Store)) {
+	f := newDeliveryFixture(t, settle)
 	before := f.s.ListDecodes()
 	n, err := f.s.RetryDeliveries(store.Sandbox, store.DeliveryFilter{Status: store.DeliveryDead, Destination: store.DestCustody})
 	if err != nil || n != len(f.dead) {

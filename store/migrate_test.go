@@ -106,6 +106,9 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 		if err != nil || len(items) != 3 {
 			t.Fatalf("wallets: %d, %v", len(items), err)
 		}
+		if err := s.FoldIndexes(); err != nil {
+			t.Fatal(err)
+		}
 		for _, b := range []string{"applicants_by", "transactions_by", "wallets_by", "deliveries_by"} {
 			out.counts += fmt.Sprintf("%s=%d ", b, s.Count(env, b))
 		}

@@ -315,10 +315,10 @@ func (f DeliveryFilter) keys() []fkey {
 // through their indexes, since/until as sequence bounds from the createdAt
 // index. ok is false when no delivery falls in the time range.
 func (f DeliveryFilter) scan(t *txn, env Env) (scan listScan, ok bool) {
-	scan = listScan{seqs: t.env(env, "deliveries_idx"), filters: t.env(env, "deliveries_by"), keys: f.keys()}
+	scan = listScan{seqs: t.env(env, "deliveries_idx"), filters: t.env(env, "deliveries_by"), log: t.logOf(env, "deliveries_by"), keys: f.keys()}
 	if !f.Since.IsZero() || !f.Until.IsZero() {
 		var empty bool
-		if scan.lo, scan.hi, empty = timeBounds(scan.filters, fDeliveryCreated, f.Since, f.Until); empty {
+		if scan.lo, scan.hi, empty = timeBounds(scan.filters, scan.log, fDeliveryCreated, f.Since, f.Until); empty {
 			return scan, false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -215,8 +216,12 @@ func (t *txn) retain(env Env) error {
 func (t *txn) retainEnv(env Env, max int) (int, error) {
 	n := 0
 	cutoff := t.now.Add(-t.s.settings.Retention.Deliveries)
-	// Deliveries, by when they were delivered or died.
+	// Deliveries, by when they were delivered or died: the done index
+	// folded first, so it holds every delivery (list_filter_log.go).
 	by := t.env(env, "deliveries_by")
+	if _, err := fold(by, t.logOf(env, "deliveries_by"), math.MaxInt); err != nil {
+		return 0, err
+	}
 	fp := fkey{field: fDeliveryDone, value: "12345678"}.prefix()[:3]
 	var seqs []uint64
 	c := by.Cursor()
@@ -231,6 +236,10 @@ func (t *txn) retainEnv(env Env, max int) (int, error) {
 			return n, err
 		}
 		n++
+	}
+	// The removals too, so that nextRetention sees them.
+	if _, err := fold(by, t.logOf(env, "deliveries_by"), math.MaxInt); err != nil {
+		return n, err
 	}
 	// The expiry kinds, each up to its own cutoff.
 	for _, kind := range []struct {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,13 @@ type Options struct {
 	// file is durable once Close returns, and a crash before that can lose
 	// it whole.
 	NoSync bool
+
+	// FoldDelay is how long after a change the background fold moves the
+	// write-behind filter indexes' logs into the indexes
+	// (list_filter_log.go); 0 means foldDelay (20 ms), a negative value no
+	// background fold (tests: the logs are then folded when they outgrow
+	// foldMax, by retention, at Open and by FoldIndexes).
+	FoldDelay time.Duration
 }
 
 // Store is the handle on one bbolt file.
@@ -93,6 +101,8 @@ type Store struct {
 	beforeApply func() // tests: runs between an upload's checks and its write (export_test.go)
 
 	stats stats // what operations read, for tests that bound it
+
+	folder folder // the background fold of the filter index logs (list_filter_log.go)
 }
 
 // stats counts records read where a test must prove a bound without timing.
@@ -172,6 +182,12 @@ func Open(path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if opt.FoldDelay == 0 {
+		opt.FoldDelay = foldDelay
+	}
+	if opt.FoldDelay > 0 {
+		s.startFolder(opt.FoldDelay)
+	}
 	return s, nil
 }
 
@@ -182,6 +198,7 @@ const decodeBudget = 256 << 20
 
 // Close closes the db, first syncing it when it was opened with NoSync.
 func (s *Store) Close() error {
+	s.stopFolder()
 	if s.db.NoSync {
 		if err := s.db.Sync(); err != nil {
 			s.db.Close()
@@ -239,22 +256,28 @@ func (s *Store) Backup(w io.Writer, size func(int64)) error {
 	})
 }
 
-// Check runs bbolt's consistency check; tests call it in cleanup.
+// Check runs bbolt's consistency check; tests call it in cleanup. It runs
+// in a write transaction, rolled back, because bbolt's check reads the
+// freelist, which a concurrent commit (the background fold) changes.
 func (s *Store) Check() error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return err
-		}
-		return nil
-	})
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for err := range tx.Check() {
+		return err
+	}
+	return nil
 }
 
 // txn is the state of one business operation inside a bbolt transaction.
 type txn struct {
 	*bolt.Tx
-	s     *Store
-	now   time.Time // the operation's environment's time, fixed for the whole operation
-	woken bool      // an event was enqueued or work scheduled
+	s      *Store
+	now    time.Time // the operation's environment's time, fixed for the whole operation
+	woken  bool      // an event was enqueued or work scheduled
+	logged bool      // a write-behind filter index log was written (list_filter_log.go)
 
 	base   time.Time     // the store's clock when the operation began
 	offset time.Duration // the sandbox clock's offset then
@@ -290,6 +313,7 @@ const appendFillPercent = 0.95
 func appendFill(name string) bool {
 	switch name {
 	case "events", "deliveries", "deliveries_idx", "deliveries_by", "transactions", "transactions_idx", "transactions_by",
+		"deliveries_by_log", "transactions_by_log",
 		"applicants_idx", "applicants_by", "applicant_ids", "vaults", "vaults_idx", "wallets", "wallets_idx", "wallets_by",
 		"history", "expiry":
 		return true
@@ -307,17 +331,20 @@ func (s *Store) update(fn func(t *txn) error) error { return s.updateIn(Producti
 // updateIn is update for an operation of environment env: its now is
 // env's clock.
 func (s *Store) updateIn(env Env, fn func(t *txn) error) error {
-	var woken bool
+	var woken, logged bool
 	err := s.commit.run(func(tx *bolt.Tx) error {
 		t := s.newTxn(tx, env)
 		if err := fn(t); err != nil {
 			return err
 		}
-		woken = t.woken
+		woken, logged = t.woken, t.logged
 		return nil
 	})
 	if err == nil && woken {
 		s.wake()
+	}
+	if err == nil && logged {
+		s.foldSoon()
 	}
 	return err
 }
@@ -361,36 +388,38 @@ var (
 // envBuckets lists the nested buckets of every environment, one per concept.
 func envBuckets() []string {
 	return []string{
-		"events",           // sequence -> envelope bytes
-		"deliveries",       // delivery id -> delivery
-		"deliveries_idx",   // seq -> delivery id (newest last)
-		"deliveries_by",    // filter index: field | len | value | seq (list_filter.go)
-		"history",          // subject id | seq -> history entry
-		"idempotency",      // route | key -> first response
-		"ratelimits",       // limit key -> sliding window
-		"settings",         // webhook configuration, callback url
-		"assets",           // asset id -> asset (catalog copy)
-		"vaults",           // vault id -> vault
-		"vaults_idx",       // seq -> vault id
-		"wallets",          // wallet id -> wallet
-		"wallets_idx",      // seq -> wallet id
-		"wallets_by",       // filter index: field | len | value | seq (list_filter.go)
-		"addresses",        // deposit address -> wallet id
-		"transactions",     // transaction id -> seq | its bookkeeping
-		"transactions_idx", // seq -> transaction record (creation order)
-		"transactions_by",  // filter index: field | len | value | seq (list_filter.go)
-		"balances",         // wallet id -> balance
-		"levels",           // level name -> level
-		"applicants",       // externalUserId -> applicant
-		"applicants_idx",   // seq -> externalUserId
-		"applicants_by",    // filter index: field | len | value | seq (list_filter.go)
-		"applicant_ids",    // applicant id -> externalUserId
-		"applicant_views",  // externalUserId -> the applicant as GET renders it (JSON)
-		"sessions",         // token -> verification session
-		"shortlinks",       // short code -> token
-		"images",           // sha256 -> image bytes
-		"image_owners",     // sha256 | applicant id -> kind (duplicate detection)
-		"expiry",           // retention index: kind | time | record key (retention.go)
+		"events",              // sequence -> envelope bytes
+		"deliveries",          // delivery id -> delivery
+		"deliveries_idx",      // seq -> delivery id (newest last)
+		"deliveries_by",       // filter index: field | len | value | seq (list_filter.go)
+		"deliveries_by_log",   // its changes not yet folded in: log seq -> seq | changes (list_filter_log.go)
+		"history",             // subject id | seq -> history entry
+		"idempotency",         // route | key -> first response
+		"ratelimits",          // limit key -> sliding window
+		"settings",            // webhook configuration, callback url
+		"assets",              // asset id -> asset (catalog copy)
+		"vaults",              // vault id -> vault
+		"vaults_idx",          // seq -> vault id
+		"wallets",             // wallet id -> wallet
+		"wallets_idx",         // seq -> wallet id
+		"wallets_by",          // filter index: field | len | value | seq (list_filter.go)
+		"addresses",           // deposit address -> wallet id
+		"transactions",        // transaction id -> seq | its bookkeeping
+		"transactions_idx",    // seq -> transaction record (creation order)
+		"transactions_by",     // filter index: field | len | value | seq (list_filter.go)
+		"transactions_by_log", // its changes not yet folded in: log seq -> seq | changes (list_filter_log.go)
+		"balances",            // wallet id -> balance
+		"levels",              // level name -> level
+		"applicants",          // externalUserId -> applicant
+		"applicants_idx",      // seq -> externalUserId
+		"applicants_by",       // filter index: field | len | value | seq (list_filter.go)
+		"applicant_ids",       // applicant id -> externalUserId
+		"applicant_views",     // externalUserId -> the applicant as GET renders it (JSON)
+		"sessions",            // token -> verification session
+		"shortlinks",          // short code -> token
+		"images",              // sha256 -> image bytes
+		"image_owners",        // sha256 | applicant id -> kind (duplicate detection)
+		"expiry",              // retention index: kind | time | record key (retention.go)
 	}
 }
 
@@ -425,6 +454,11 @@ func (t *txn) seed() error {
 		if _, _, err := t.assets(env); err != nil {
 			return err
 		}
+	}
+	// What a previous process left in the logs (at most about foldMax
+	// entries each), so that retention reads complete indexes.
+	if _, err := t.foldAll(math.MaxInt); err != nil {
+		return err
 	}
 	return t.ensureRetention()
 }
