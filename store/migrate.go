@@ -23,6 +23,10 @@ import (
 //	   walked: JSON records decode as before and take the new form at
 //	   their next change. Versions before it cannot read the new form,
 //	   so the number is what tells them apart.
+//	6: deliveries_by and transactions_by written behind
+//	   (list_filter_log.go): the logs start empty, nothing is walked.
+//	   Versions before it would read the indexes without their logs,
+//	   so, again, the number is what tells them apart.
 //
 // A file of a later layout than this version knows is refused at Open
 // (newer versions may store what this one cannot read); going back to an
@@ -36,7 +40,7 @@ import (
 // version. Building lazily instead would leave lists answering wrong pages
 // until a record happened to be touched, so the one-time walk is the
 // simple, correct choice; it costs one pass over the file, once.
-const layoutVersion = 5
+const layoutVersion = 6
 
 var keyLayout = []byte("layout")
 
