@@ -30,14 +30,18 @@ import (
 // a commit rewrites every leaf and branch page it touched. With the entries
 // written in place, every commit of complyperf's withdrawals rewrote about
 // 35 pages of these two indexes (of 82); the log appends to one page, and a
-// fold touches each region once for hundreds of operations. It also drops
-// the entries of statuses a transaction passes through between two folds
-// (submitted, pending_signature, ...): a key added and removed in the same
-// batch is never written to the index.
+// fold touches each region once for hundreds of operations. A key added
+// and removed within one batch (the status "pending" of a delivery
+// delivered a few milliseconds later) never reaches the index at all.
+// Measured under complyperf's write phase: bbolt page writes 35k -> 27k per
+// second at the same throughput (README, Performance).
 const (
 	foldDelay = 20 * time.Millisecond
 	foldMax   = 2048
 )
+
+// loggedIndexes lists the filter indexes written behind.
+func loggedIndexes() []string { return []string{"deliveries_by", "transactions_by"} }
 
 // logged reports whether the filter index named list is written behind.
 func logged(list string) bool { return list == "deliveries_by" || list == "transactions_by" }
@@ -234,14 +238,11 @@ func loggedTimes(log *bolt.Bucket, field byte) [][2]uint64 {
 	return out
 }
 
-// loggedIndexes lists the filter indexes written behind.
-var loggedIndexes = [...]string{"deliveries_by", "transactions_by"}
-
 // foldAll folds up to max entries of every log of every environment and
 // reports whether any log still holds entries.
 func (t *txn) foldAll(max int) (more bool, err error) {
 	for _, env := range Envs() {
-		for _, list := range loggedIndexes {
+		for _, list := range loggedIndexes() {
 			n, err := fold(t.env(env, list), t.logOf(env, list), max)
 			if err != nil {
 				return false, err
