@@ -1,7 +1,10 @@
 package store_test
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,5 +107,21 @@ func TestOpenReadsOnlyStalled(t *testing.T) {
 	s = open(false)
 	if got := s.InflightReads(); got != 0 {
 		t.Errorf("open with the simulator off read %d in-flight entries, want 0", got)
+	}
+}
+
+// TestOpenErrorNamesPathOnce: a file that cannot be created is reported
+// with its path once, as the operating system's error has it.
+func TestOpenErrorNamesPathOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "x.db")
+	_, err := store.Open(path, store.Options{})
+	if err == nil {
+		t.Fatal("opened a file in a directory that does not exist")
+	}
+	if n := strings.Count(err.Error(), path); n != 1 {
+		t.Errorf("error names the path %d times: %v", n, err)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("error does not wrap fs.ErrNotExist: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"runtime"
@@ -143,6 +144,9 @@ func Open(path string, opt Options) (*Store, error) {
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("open %s: the file is in use by another process", path)
+		}
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, err // "open PATH: no such file or directory" names the path already
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
