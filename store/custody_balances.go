@@ -100,6 +100,13 @@ func (t *txn) ledgerOf(env Env, w diskWallet) (*ledger, error) {
 // of either is announced exactly once. Balances never go below zero: the
 // callers check available first, and an underflow here is an internal error.
 func (t *txn) change(env Env, l *ledger, dTotal, dAvailable, dPending *big.Int) error {
+	return t.changeAnnouncing(env, l, dTotal, dAvailable, dPending, nil)
+}
+
+// changeAnnouncing is change with its balance.updated event built
+// beforehand (balanceEvent), so that encoding it need not wait in the write
+// transaction; nil builds it at the operation's time.
+func (t *txn) changeAnnouncing(env Env, l *ledger, dTotal, dAvailable, dPending *big.Int, ev *Event) error {
 	moved := false
 	for _, p := range []struct {
 		v, d    *big.Int
@@ -120,9 +127,21 @@ func (t *txn) change(env Env, l *ledger, dTotal, dAvailable, dPending *big.Int) 
 	if err != nil || !moved {
 		return err
 	}
-	entity := l.wallet.VaultID + ":" + l.wallet.AssetID
-	return t.enqueue(env, DestCustody, "balance.updated", "balance", entity,
-		balanceData{VaultAccountID: l.wallet.VaultID, AssetID: l.wallet.AssetID})
+	if ev == nil {
+		e, err := balanceEvent(l.wallet, t.now)
+		if err != nil {
+			return err
+		}
+		ev = &e
+	}
+	return t.enqueueEvent(env, DestCustody, *ev)
+}
+
+// balanceEvent builds the balance.updated event of wallet w's balance, of
+// time at.
+func balanceEvent(w diskWallet, at time.Time) (Event, error) {
+	return newEvent("balance.updated", "balance", w.VaultID+":"+w.AssetID, at,
+		balanceData{VaultAccountID: w.VaultID, AssetID: w.AssetID})
 }
 
 // balanceData is the data of balance.updated: no amounts, by design.

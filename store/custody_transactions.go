@@ -390,19 +390,30 @@ type draft struct {
 
 	record  []byte // the record's JSON
 	created Event  // transaction.created, its envelope encoded
+	debited *Event // balance.updated of the debited wallet, likewise; nil when none is
 }
 
 // seal mints the draft's id, stamps its creation time (the time the request
-// was taken in) and encodes the record and its transaction.created event,
-// of that same time, so none of that work waits in the write transaction.
+// was taken in) and encodes the record, its transaction.created event and
+// the debited wallet's balance.updated, of that same time, so none of that
+// work waits in the write transaction.
 func (d *draft) seal(now time.Time) error {
 	d.x.TransactionID, d.x.CreatedAt, d.x.UpdatedAt = newID(), At(now), At(now)
 	var err error
 	if d.record, err = json.Marshal(d.x.Transaction); err != nil {
 		return err
 	}
-	d.created, err = newEvent("transaction.created", "transaction", d.x.TransactionID, now, d.x.createdData())
-	return err
+	if d.created, err = newEvent("transaction.created", "transaction", d.x.TransactionID, now, d.x.createdData()); err != nil {
+		return err
+	}
+	if d.from != nil {
+		ev, err := balanceEvent(*d.from, now)
+		if err != nil {
+			return err
+		}
+		d.debited = &ev
+	}
+	return nil
 }
 
 // draftTransfer prepares a Withdrawal or an InternalTransfer.
@@ -507,7 +518,7 @@ func (t *txn) submitTransaction(env Env, d draft) (Transaction, error) {
 		return Transaction{}, err
 	}
 	if from != nil {
-		if err := t.change(env, from, nil, new(big.Int).Neg(d.debit), nil); err != nil {
+		if err := t.changeAnnouncing(env, from, nil, new(big.Int).Neg(d.debit), nil, d.debited); err != nil {
 			return Transaction{}, err
 		}
 	}

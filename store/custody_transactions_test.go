@@ -183,21 +183,7 @@ func TestTransactionCreatedAtCreation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, _, err := s.Deliveries(env, store.DeliveryFilter{EntityID: x.TransactionID, EventType: "transaction.created"}, store.Page{})
-	if err != nil || len(list) != 1 {
-		t.Fatalf("transaction.created deliveries of %s: %v, %v", x.TransactionID, list, err)
-	}
-	d, err := s.Delivery(env, list[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev struct {
-		ID, EventType, EntityType, EntityID, Timestamp string
-		Data                                           map[string]any
-	}
-	if err := json.Unmarshal([]byte(d.Payload), &ev); err != nil {
-		t.Fatal(err)
-	}
+	d, ev := newestEvent(t, s, env, store.DeliveryFilter{EntityID: x.TransactionID, EventType: "transaction.created"})
 	if ev.Timestamp != x.CreatedAt.String() || ev.EventType != "transaction.created" || ev.EntityType != "transaction" ||
 		ev.EntityID != x.TransactionID || ev.ID != d.EventID {
 		t.Errorf("envelope %+v, want transaction.created of %s at %s, id %s", ev, x.TransactionID, x.CreatedAt, d.EventID)
@@ -205,4 +191,73 @@ func TestTransactionCreatedAtCreation(t *testing.T) {
 	if ev.Data["transactionId"] != x.TransactionID || ev.Data["amount"] != "2.5" || ev.Data["createdAt"] != x.CreatedAt.String() {
 		t.Errorf("data %v does not describe %s", ev.Data, x.TransactionID)
 	}
+}
+
+// TestWithdrawalAnnouncesBalance: a withdrawal's balance.updated, encoded
+// with the draft like its transaction.created, names the debited wallet's
+// balance, carries no amounts, and is of the transaction's createdAt.
+func TestWithdrawalAnnouncesBalance(t *testing.T) {
+	s, clock := mustOpen(t, "", store.Options{})
+	env := store.Sandbox
+	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	vault, wallets := vaultOfWallets(t, s, env, 1)
+	fund, err := s.CreateDeposit(env, store.DepositInput{WalletID: &wallets[0], Amount: ptr("2")}, store.Idem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := s.AdvanceTransaction(env, fund.TransactionID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(1500 * time.Millisecond)
+	x, err := s.CreateTransaction(env, store.TransactionInput{Type: ptr(store.TxWithdrawal), SourceWalletID: &wallets[0],
+		DestinationAddress: ptr("0xabc"), Amount: ptr("0.5")}, store.Idem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Wallet(env, wallets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	entity := vault + ":" + w.AssetID
+	d, ev := newestEvent(t, s, env, store.DeliveryFilter{EntityID: entity, EventType: "balance.updated"})
+	if ev.Timestamp != x.CreatedAt.String() || ev.EntityType != "balance" || ev.EntityID != entity || ev.ID != d.EventID {
+		t.Errorf("envelope %+v, want balance.updated of %s at %s, id %s", ev, entity, x.CreatedAt, d.EventID)
+	}
+	if len(ev.Data) != 2 || ev.Data["vaultAccountId"] != vault || ev.Data["assetId"] != w.AssetID {
+		t.Errorf("data %v, want only vaultAccountId %s and assetId %s", ev.Data, vault, w.AssetID)
+	}
+	// In event order: transaction.created, then balance.updated.
+	newest, _, err := s.Deliveries(env, store.DeliveryFilter{}, store.Page{Limit: 2})
+	if err != nil || len(newest) != 2 || newest[0].ID != d.ID || newest[1].EntityID != x.TransactionID || newest[1].EventType != "transaction.created" {
+		t.Errorf("the two newest deliveries %+v, want transaction.created of %s then %s (%v)", newest, x.TransactionID, d.ID, err)
+	}
+}
+
+// envelope is a webhook event's envelope as a receiver reads it.
+type envelope struct {
+	ID, EventType, EntityType, EntityID, Timestamp string
+	Data                                           map[string]any
+}
+
+// newestEvent returns the newest delivery f selects and its event's
+// envelope.
+func newestEvent(t *testing.T, s *store.Store, env store.Env, f store.DeliveryFilter) (store.Delivery, envelope) {
+	t.Helper()
+	list, _, err := s.Deliveries(env, f, store.Page{Limit: 1})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("deliveries %+v: %v, %v", f, list, err)
+	}
+	d, err := s.Delivery(env, list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev envelope
+	if err := json.Unmarshal([]byte(d.Payload), &ev); err != nil {
+		t.Fatal(err)
+	}
+	return d, ev
 }
