@@ -110,39 +110,58 @@ func logLen(log *bolt.Bucket) uint64 {
 
 // fold moves at most max of the oldest entries of log into the index idx
 // and returns how many it moved. Only the last change of each index key
-// is written, in key order.
+// is written, in key order. It allocates a few buffers per call, not per
+// change: the fold runs in the serial section every write waits for.
 func fold(idx, log *bolt.Bucket, max int) (int, error) {
-	last := map[string]bool{} // index key -> present
-	var folded [][]byte
+	type change struct {
+		off, end int // the index key's bytes in keys
+		add      bool
+	}
+	var keys []byte
+	var changes []change
+	var first, last uint64
+	n := 0
 	c := log.Cursor()
-	for k, v := c.First(); k != nil && len(folded) < max; k, v = c.Next() {
-		folded = append(folded, bytes.Clone(k))
+	for k, v := c.First(); k != nil && n < max; k, v = c.Next() {
+		if n == 0 {
+			first = btoi(k)
+		}
+		last = btoi(k)
+		n++
 		eachChange(v, func(seq uint64, add bool, prefix []byte) {
-			last[string(binary.BigEndian.AppendUint64(bytes.Clone(prefix), seq))] = add
+			off := len(keys)
+			keys = binary.BigEndian.AppendUint64(append(keys, prefix...), seq)
+			changes = append(changes, change{off, len(keys), add})
 		})
 	}
-	keys := make([]string, 0, len(last))
-	for k := range last {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	key := func(ch change) []byte { return keys[ch.off:ch.end] }
+	// Stable: the changes of one key stay in log order, so the last one
+	// wins.
+	slices.SortStableFunc(changes, func(a, b change) int { return bytes.Compare(key(a), key(b)) })
+	for i, ch := range changes {
+		if i+1 < len(changes) && bytes.Equal(key(ch), key(changes[i+1])) {
+			continue
+		}
 		var err error
-		if last[k] {
-			err = idx.Put([]byte(k), nil)
+		if ch.add {
+			err = idx.Put(key(ch), nil)
 		} else {
-			err = idx.Delete([]byte(k))
+			err = idx.Delete(key(ch))
 		}
 		if err != nil {
 			return 0, err
 		}
 	}
-	for _, k := range folded {
-		if err := log.Delete(k); err != nil {
+	// The log's keys are consecutive sequences from NextSequence, and only
+	// the fold removes them, oldest first.
+	var k [8]byte
+	for ls := first; n > 0 && ls <= last; ls++ {
+		binary.BigEndian.PutUint64(k[:], ls)
+		if err := log.Delete(k[:]); err != nil {
 			return 0, err
 		}
 	}
-	return len(folded), nil
+	return n, nil
 }
 
 // unfolded is what one transaction sees of a log for some index keys: for
