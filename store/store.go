@@ -288,11 +288,11 @@ type txn struct {
 
 	indexed map[string][]fkey // filter-index keys written by this operation, by env | list | seq (list_filter.go)
 
-	// opened remembers the environment buckets this operation opened
-	// (env), so each costs one lookup however often the operation uses
-	// it; n of them are set.
-	opened [16]openedBucket
-	n      int
+	// opened remembers the first nOpened environment buckets this
+	// operation opened (env), so each costs one lookup however often the
+	// operation uses it.
+	opened  [16]openedBucket
+	nOpened int
 
 	retag func(*HistoryEntry) // hosted-UI hook (hostedui_forms.go): rewrites the entries this operation appends
 }
@@ -308,15 +308,15 @@ type openedBucket struct {
 // deletes an environment's bucket), so env opens each once per operation:
 // the lookups were 3 % of the CPU of a withdrawal with its webhooks.
 func (t *txn) env(e Env, name string) *bolt.Bucket {
-	for i := range t.n {
+	for i := range t.nOpened {
 		if o := &t.opened[i]; o.name == name && o.env == e {
 			return o.b
 		}
 	}
 	b := envBucket(t.Tx, e, name)
-	if b != nil && t.n < len(t.opened) {
-		t.opened[t.n] = openedBucket{e, name, b}
-		t.n++
+	if b != nil && t.nOpened < len(t.opened) {
+		t.opened[t.nOpened] = openedBucket{e, name, b}
+		t.nOpened++
 	}
 	return b
 }
