@@ -135,9 +135,14 @@ func fold(idx, log *bolt.Bucket, max int) (int, error) {
 		})
 	}
 	key := func(ch change) []byte { return keys[ch.off:ch.end] }
-	// Stable: the changes of one key stay in log order, so the last one
-	// wins.
-	slices.SortStableFunc(changes, func(a, b change) int { return bytes.Compare(key(a), key(b)) })
+	// The changes of one key stay in log order (their offsets grow with
+	// it), so the last one wins.
+	slices.SortFunc(changes, func(a, b change) int {
+		if c := bytes.Compare(key(a), key(b)); c != 0 {
+			return c
+		}
+		return a.off - b.off
+	})
 	for i, ch := range changes {
 		if i+1 < len(changes) && bytes.Equal(key(ch), key(changes[i+1])) {
 			continue
