@@ -299,7 +299,7 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 			out = a.view()
 			return nil
 		}
-		lvl, err := t.getLevel(env, levelName)
+		lvl, err := t.sharedLevel(env, levelName)
 		if err != nil {
 			return err
 		}

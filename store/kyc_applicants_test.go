@@ -61,3 +61,57 @@ func FuzzApplicantInput(f *testing.F) {
 		}
 	})
 }
+
+// TestCreateApplicantLevelEdited: new applicants read their level through a
+// cache of decoded levels; a level edited between two creations must give
+// the second applicant the level as edited, and leave the first as it was.
+func TestCreateApplicantLevelEdited(t *testing.T) {
+	s, _ := mustOpen(t, "", store.Options{})
+	env := store.Sandbox
+	lvl, err := s.CreateLevel(env, store.Level{Name: "edited-level", ApplicantType: store.TypeIndividual,
+		Steps: []store.LevelStep{{Kind: store.StepIdentityDoc}}, PersonalInfoFields: []string{"firstName"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(id string) store.Applicant {
+		a, created, err := s.CreateApplicant(env, store.ApplicantInput{
+			"externalUserId":        json.RawMessage(`"` + id + `"`),
+			"verificationLevelName": json.RawMessage(`"` + lvl.Name + `"`),
+			"firstName":             json.RawMessage(`"Ada"`),
+			"lastName":              json.RawMessage(`"Lovelace"`),
+		})
+		if err != nil || !created {
+			t.Fatalf("create %s: created %v, err %v", id, created, err)
+		}
+		return a
+	}
+	steps := func(id string) (kinds []string) {
+		v, err := s.Steps(env, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range v.Steps {
+			kinds = append(kinds, st.Kind)
+		}
+		return kinds
+	}
+	first := create("before-edit")
+	newSteps := []store.LevelStep{{Kind: store.StepIdentityDoc}, {Kind: store.StepSelfie}}
+	fields := []string{"lastName"}
+	if _, err := s.PatchLevel(env, lvl.Name, store.LevelPatch{Steps: &newSteps, PersonalInfoFields: &fields}); err != nil {
+		t.Fatal(err)
+	}
+	second := create("after-edit")
+	if got := steps("after-edit"); len(got) != 2 || got[1] != store.StepSelfie {
+		t.Errorf("steps after the edit %v, want identity and selfie", got)
+	}
+	if second.Info["lastName"] == nil || second.Info["firstName"] != nil {
+		t.Errorf("info after the edit %v, want lastName only", second.Info)
+	}
+	if got := steps("before-edit"); len(got) != 1 {
+		t.Errorf("steps of the applicant created before the edit %v, want identity only", got)
+	}
+	if first.Info["firstName"] == nil || first.Info["lastName"] != nil {
+		t.Errorf("info before the edit %v, want firstName only", first.Info)
+	}
+}

@@ -312,6 +312,22 @@ func (t *txn) getLevel(env Env, name string) (diskLevel, error) {
 	return d, json.Unmarshal(b, &d)
 }
 
+// sharedLevel is getLevel through the store's cache of decoded levels, for
+// CreateApplicant, which reads the level of every new applicant. The level's
+// slices are shared with the cache: the caller must not write through them
+// (CreateApplicant only reads them, and useLevel writes a copy's Used).
+func (t *txn) sharedLevel(env Env, name string) (diskLevel, error) {
+	var d diskLevel
+	b := t.env(env, "levels").Get([]byte(name))
+	if b == nil {
+		return d, NotFound("level", name)
+	}
+	if err := t.s.levels.decode(b, &d); err != nil {
+		return diskLevel{}, err
+	}
+	return d, nil
+}
+
 func (t *txn) putLevel(env Env, d diskLevel) error {
 	b, err := json.Marshal(d)
 	if err != nil {

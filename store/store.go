@@ -92,6 +92,8 @@ type Store struct {
 	wallets decoded[diskWallet]
 	vaults  decoded[diskVault]
 	assets  decoded[Asset]
+	// The levels CreateApplicant reads, likewise (sharedLevel).
+	levels decoded[diskLevel]
 
 	sandboxOffset atomic.Int64 // the sandbox test clock's lead over now, in ns (sandbox_clock.go)
 	clockMu       sync.Mutex   // serialises moves of the sandbox clock
