@@ -176,6 +176,16 @@ func TestBrowserIndividualPhone(t *testing.T) {
 	if w := value(tb, chromedp.Evaluate[int](`new Promise(r => { const i = document.querySelector('.picked img'); i.complete ? r(i.naturalWidth) : i.onload = () => r(i.naturalWidth); })`, chromedp.EvalAwaitPromise)); w != 400 {
 		t.Errorf("the preview is %d px wide, want the chosen 400", w)
 	}
+	// The preview holds its room before its image has decoded: an image
+	// without a source, in the same box, is as tall as the loaded one, so
+	// the Continue button does not move under a tap (nor under the test's
+	// click, which aims at where the button was).
+	if h := value(tb, chromedp.Evaluate[[]float64](`(() => { const box = document.querySelector('.picked');
+		const probe = document.createElement('img'); probe.alt = ''; box.prepend(probe);
+		const empty = probe.getBoundingClientRect().height; probe.remove();
+		return [empty, box.querySelector('img').getBoundingClientRect().height]; })()`)); len(h) != 2 || h[0] != h[1] || h[0] == 0 {
+		t.Errorf("preview heights before and after its image loaded: %v, want equal and not 0", h)
+	}
 	tb.contains("Retake")
 	tb.a11y()
 	tb.shot("hosted-document-preview-phone")
