@@ -105,6 +105,8 @@ type Dispatcher struct {
 	mu       sync.Mutex
 	inflight map[string]*lease // Job.Claim() -> its lease, until recorded
 	busy     int               // jobs running: HTTP attempts or simulator steps
+	ready    []claimedJob      // claimed, in due order, waiting for a slot
+	backlog  bool              // the last scan may have left due jobs unclaimed
 	finished []finished        // recorded jobs whose claims the loop releases
 	wg       sync.WaitGroup
 
@@ -159,6 +161,19 @@ type finished struct {
 	claim string
 	lease *lease
 }
+
+// claimedJob is a job claimed under lease that waits for a concurrency
+// slot (Dispatcher.ready).
+type claimedJob struct {
+	job   store.Job
+	lease *lease
+	at    time.Time // real time of the scan that claimed it
+}
+
+// readyMaxAge is how long a claimed job may wait for a slot. An older one
+// goes back to the schedule, so that what it was read with (the webhook's
+// URL and secret) is read afresh: it waited behind slow attempts.
+const readyMaxAge = 100 * time.Millisecond
 
 // New returns a dispatcher over st. It registers itself to be woken by every
 // commit that enqueues work.
@@ -234,7 +249,14 @@ func (d *Dispatcher) drain() {
 
 // claim starts every due job it has room for and returns how long to wait
 // before looking again: the poll interval, or less when a job falls due
-// sooner. Jobs in flight wake the loop when they finish.
+// sooner. A job that ends wakes the loop when a scan is owed: its claim
+// must be released for a retry or a next step, or due jobs are left
+// unclaimed (do).
+//
+// It also claims up to Concurrency due jobs beyond the free slots and keeps
+// them ready: a job that ends hands its slot to the first of them, so that
+// under a backlog the schedule is read once per batch of jobs rather than
+// once per ended job (each read walks past every entry still in flight).
 func (d *Dispatcher) claim() time.Duration {
 	now := d.cfg.Now()
 	d.mu.Lock()
@@ -264,37 +286,85 @@ func (d *Dispatcher) claim() time.Duration {
 		}
 	}
 	// Finished attempts wait for their record's group commit outside the
-	// concurrency bound, but a slow disk must not let them pile up.
+	// concurrency bound, but a slow disk must not let them pile up. Ready
+	// jobs count as pending: they hold leases.
 	free := min(d.cfg.Concurrency-d.busy, 4*d.cfg.Concurrency-pending)
-	d.mu.Unlock()
-	if free <= 0 {
+	d.startReady(free)
+	free = min(d.cfg.Concurrency-d.busy, 4*d.cfg.Concurrency-pending)
+	want := min(free+d.cfg.Concurrency-len(d.ready), 4*d.cfg.Concurrency-pending)
+	if free <= 0 || want <= 0 {
+		d.backlog = true
+		d.mu.Unlock()
 		return wait
 	}
-	jobs, next, err := d.st.Due(now, free, d.claimed)
+	d.mu.Unlock()
+	jobs, next, err := d.st.Due(now, want, d.claimed)
 	if err != nil {
 		d.log.Error("dispatch: reading the schedule", "err", err)
+		d.mu.Lock()
+		d.backlog = true
+		d.mu.Unlock()
 		return wait
 	}
 	d.mu.Lock()
+	d.backlog = len(jobs) == want
 	for _, j := range jobs {
 		if d.advancing[j.Env] {
 			continue // its clock is moving: Advance runs it
 		}
-		d.envBusy[j.Env]++
 		l := &lease{until: wall.Add(d.leaseTime())}
 		if prev := d.inflight[j.Claim()]; prev != nil && prev.held {
 			l.failures = prev.failures
 		}
 		d.inflight[j.Claim()] = l
-		d.busy++
-		d.wg.Add(1)
-		go d.do(j, l)
+		d.ready = append(d.ready, claimedJob{j, l, wall})
 	}
+	d.startReady(d.cfg.Concurrency - d.busy)
 	d.mu.Unlock()
 	if !next.IsZero() {
 		wait = min(wait, max(next.Sub(now), time.Millisecond))
 	}
 	return wait
+}
+
+// startReady starts up to n ready jobs, in due order, on d.mu, and reports
+// how many it started. Ready jobs of an environment whose clock is moving,
+// or any once the loop is stopping, are dropped with their claims: the
+// schedule still holds them. So are those older than readyMaxAge, for the
+// loop's next scan.
+func (d *Dispatcher) startReady(n int) int {
+	started := 0
+	var now time.Time
+	for started < n && len(d.ready) > 0 {
+		r := d.ready[0]
+		d.ready[0] = claimedJob{}
+		d.ready = d.ready[1:]
+		if d.stopping.Load() || d.advancing[r.job.Env] {
+			d.unclaim(r)
+			continue
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if now.Sub(r.at) > readyMaxAge {
+			d.unclaim(r)
+			d.backlog = true
+			continue
+		}
+		d.envBusy[r.job.Env]++
+		d.busy++
+		d.wg.Add(1)
+		go d.do(r.job, r.lease)
+		started++
+	}
+	return started
+}
+
+// unclaim releases the claim of a ready job that will not run, on d.mu.
+func (d *Dispatcher) unclaim(r claimedJob) {
+	if d.inflight[r.job.Claim()] == r.lease {
+		delete(d.inflight, r.job.Claim())
+	}
 }
 
 // claimed reports whether the job of claim (a Job.Claim, "kind|env|id")
@@ -322,14 +392,23 @@ func (d *Dispatcher) claimed(claim []byte) bool {
 // claim is held for a growing back-off, so it is neither lost nor retried
 // in a tight loop.
 func (d *Dispatcher) do(j store.Job, l *lease) {
-	freed, failed := false, false
+	// done: the job can never be claimed again (a delivered delivery), so
+	// its claim may wait for the loop's next pass to be released.
+	freed, failed, done := false, false, false
 	free := func() {
 		if !freed {
 			freed = true
 			d.mu.Lock()
 			d.busy--
+			// The slot passes to a ready job; the loop looks for more
+			// once none is left, if its last scan left some. Work
+			// enqueued since wakes it (OnWork).
+			d.startReady(1)
+			look := len(d.ready) == 0 && d.backlog
 			d.mu.Unlock()
-			d.Wake()
+			if look {
+				d.Wake()
+			}
 		}
 	}
 	defer func() {
@@ -344,9 +423,16 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 		if d.envBusy[j.Env]--; d.envBusy[j.Env] == 0 {
 			d.idle.Broadcast()
 		}
+		// Any other job's claim is released before the next scan, which
+		// may be due at once (a retry, a simulator's next step). Under a
+		// backlog the loop passes often enough for delivered ones, which
+		// would otherwise each cost one more read of the schedule.
+		wake := !done || len(d.finished) >= d.cfg.Concurrency
 		d.mu.Unlock()
 		d.wg.Done()
-		d.Wake()
+		if wake {
+			d.Wake()
+		}
 	}()
 	if j.Kind != store.JobDelivery || j.Delivery == nil {
 		if err := d.st.RunJob(j); err != nil {
@@ -370,6 +456,7 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 		d.log.Error("dispatch: recording attempt; kept for a retry", "delivery", j.ID, "err", err, "failures", l.failures+1)
 		return
 	}
+	done = res.Success
 	d.recorded(j, res.AttemptResult)
 }
 
@@ -435,6 +522,16 @@ func (d *Dispatcher) Advance(ctx context.Context, env store.Env, to store.ClockT
 	defer d.moves.Unlock()
 	d.mu.Lock()
 	d.advancing[env] = true
+	kept := d.ready[:0]
+	for _, r := range d.ready {
+		if r.job.Env == env {
+			d.unclaim(r) // Advance runs it, at its due time
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(d.ready[len(kept):])
+	d.ready = kept
 	stop := context.AfterFunc(ctx, func() {
 		d.mu.Lock()
 		d.idle.Broadcast()
