@@ -164,12 +164,12 @@ func (s *Server) createTransaction(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	x, err := s.store.CreateTransaction(r.env, in, key)
+	x, rec, err := s.store.CreateTransactionJSON(r.env, in, key)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/transactions/"+x.TransactionID)
-	s.encode(w, http.StatusCreated, x)
+	s.created(w, x, rec)
 	return nil
 }
 
@@ -182,13 +182,24 @@ func (s *Server) createDeposit(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	x, err := s.store.CreateDeposit(r.env, in, key)
+	x, rec, err := s.store.CreateDepositJSON(r.env, in, key)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/transactions/"+x.TransactionID)
-	s.encode(w, http.StatusCreated, x)
+	s.created(w, x, rec)
 	return nil
+}
+
+// created answers 201 with a new transaction: the bytes of its record when
+// the store returned them (the draft's, byte for byte what GET
+// /transactions/{id} answers), else x encoded (an idempotent replay).
+func (s *Server) created(w http.ResponseWriter, x store.Transaction, rec []byte) {
+	if rec != nil {
+		wire.RawJSON(w, http.StatusCreated, rec)
+		return
+	}
+	s.encode(w, http.StatusCreated, x)
 }
 
 func (s *Server) listTransactions(w http.ResponseWriter, r *request) error {

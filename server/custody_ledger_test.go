@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -1097,6 +1098,38 @@ func TestEveryStatusPathAtTheReceiver(t *testing.T) {
 			if b.Total != wantTotal || b.Available != wantTotal || b.Pending != "0" {
 				t.Errorf("%s: credited balance %+v, want total and available %s", name, b, wantTotal)
 			}
+		}
+	}
+}
+
+// TestCreatedAnswersTheStoredRecord: the 201 of POST /transactions and POST
+// /sandbox/deposits is byte for byte what GET /transactions/{id} answers
+// right after, so a partner that stores the created answer holds the record.
+func TestCreatedAnswersTheStoredRecord(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	v := in.vault("a")
+	w := in.wallet(v, "BTC")
+	in.fund(w.WalletID, "1")
+	for _, c := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID, "destinationAddress": "bc1qexample", "amount": "0.25", "note": "<payout & \"fee\">"}},
+		{"/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "0.5", "sourceAddress": "bc1qsender"}},
+	} {
+		created := in.expect(201, "POST", c.path, c.body)
+		var x struct{ TransactionID string }
+		created.json(t, &x)
+		if loc := created.Header.Get("Location"); loc != "/transactions/"+x.TransactionID {
+			t.Errorf("%s: Location %q", c.path, loc)
+		}
+		got := in.expect(200, "GET", "/transactions/"+x.TransactionID, nil)
+		if !bytes.Equal(created.Body, got.Body) {
+			t.Errorf("%s answered\n%s\nGET answers\n%s", c.path, created.Body, got.Body)
+		}
+		if n := created.Header.Get("Content-Length"); n != strconv.Itoa(len(created.Body)) {
+			t.Errorf("%s: Content-Length %s for a body of %d bytes", c.path, n, len(created.Body))
 		}
 	}
 }

@@ -544,8 +544,16 @@ func (t *txn) submitTransaction(env Env, d draft) (Transaction, error) {
 // EINVALID for a bad body, ENOTFOUND wallet_not_found, ECONFLICT
 // insufficient_funds and EIDEMPOTENCY for a key reused with another body.
 func (s *Store) CreateTransaction(env Env, in TransactionInput, idem Idem) (Transaction, error) {
+	x, _, err := s.CreateTransactionJSON(env, in, idem)
+	return x, err
+}
+
+// CreateTransactionJSON is CreateTransaction that also returns the JSON
+// bytes of the new record, which GET /transactions/{id} answers, for a
+// caller that passes them on unchanged; nil for an idempotent replay.
+func (s *Store) CreateTransactionJSON(env Env, in TransactionInput, idem Idem) (Transaction, []byte, error) {
 	if err := in.validate(); err != nil {
-		return Transaction{}, err
+		return Transaction{}, nil, err
 	}
 	return s.create(env, "POST /transactions", idem, func(t *txn) (draft, error) { return t.draftTransfer(env, in) })
 }
@@ -556,15 +564,24 @@ func (s *Store) CreateTransaction(env Env, in TransactionInput, idem Idem) (Tran
 // same body it returns the first deposit. Returns EINVALID for a bad body,
 // ENOTFOUND wallet_not_found and EIDEMPOTENCY.
 func (s *Store) CreateDeposit(env Env, in DepositInput, idem Idem) (Transaction, error) {
+	x, _, err := s.CreateDepositJSON(env, in, idem)
+	return x, err
+}
+
+// CreateDepositJSON is CreateDeposit that also returns the JSON bytes of
+// the new record, as CreateTransactionJSON does.
+func (s *Store) CreateDepositJSON(env Env, in DepositInput, idem Idem) (Transaction, []byte, error) {
 	if err := in.validate(); err != nil {
-		return Transaction{}, err
+		return Transaction{}, nil, err
 	}
 	return s.create(env, "POST /sandbox/deposits", idem, func(t *txn) (draft, error) { return t.draftDeposit(env, in) })
 }
 
 // create drafts a transaction in a read transaction, then submits it in one
-// business operation, answering an idempotent replay first.
-func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (draft, error)) (Transaction, error) {
+// business operation, answering an idempotent replay first. It returns the
+// record's JSON bytes too, those of the draft, which the write stores
+// unchanged; nil for a replay.
+func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (draft, error)) (Transaction, []byte, error) {
 	var d draft
 	var replayed bool
 	var out Transaction
@@ -578,9 +595,11 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 		return d.seal(t.now)
 	})
 	if err != nil || replayed {
-		return out, err
+		return out, nil, err
 	}
+	var rec []byte
 	err = s.updateIn(env, func(t *txn) error {
+		rec = nil
 		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
 			return err
 		}
@@ -588,9 +607,13 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 		if out, err = t.submitTransaction(env, d); err != nil {
 			return err
 		}
+		rec = d.record
 		return t.remember(env, scope, idem, out)
 	})
-	return out, err
+	if err != nil {
+		return out, nil, err
+	}
+	return out, rec, nil
 }
 
 // Transaction returns a transaction. Returns ENOTFOUND transaction_not_found.
