@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/complybox/complybox/store"
-	"github.com/complybox/complybox/store/urlpolicy"
 )
 
 // backlogStore is a schedule of due delivery jobs in memory: Due hands out
 // those not claimed, in key order, and counts its calls; RecordAttempt
 // removes a job.
 type backlogStore struct {
+	loopbackStore
 	mu        sync.Mutex
 	scheduled map[string]store.Job // by key
 	scans     int
@@ -65,12 +65,6 @@ func (s *backlogStore) RecordAttempt(j store.Job, r store.AttemptResult) error {
 		close(s.done)
 	}
 	return nil
-}
-
-func (s *backlogStore) RunJob(store.Job) error { return nil }
-func (s *backlogStore) OnWork(func())          {}
-func (s *backlogStore) URLPolicy() urlpolicy.Policy {
-	return urlpolicy.Policy{AllowHTTP: "always", AllowPrivateNetworks: true}
 }
 
 // TestBacklogReadOncePerBatch: with more due deliveries than concurrency
