@@ -119,6 +119,9 @@ func (s *Store) ScheduleReads() int64 { return s.stats.scheduleReads.Load() }
 // fixed configuration.
 func (s *Store) OpenReads() int64 { return s.stats.openReads.Load() }
 
+// QueueReads is how many times NextFirst has read an entity queue.
+func (s *Store) QueueReads() int64 { return s.stats.queueReads.Load() }
+
 // InflightReads is how many entries of the in-flight index Open has read.
 func (s *Store) InflightReads() int64 { return s.stats.inflightReads.Load() }
 

@@ -21,11 +21,19 @@ func running(t *testing.T, cfg dispatch.Config, h http.HandlerFunc) (s *store.St
 	logger := slog.New(slog.DiscardHandler)
 	s, _ = mustOpen(t, "", store.Options{Now: time.Now, Logger: logger})
 	rc = httptest.NewServer(h)
+	t.Cleanup(rc.Close)
 	if _, err := s.SetWebhook(context.Background(), store.Sandbox, rc.URL, nil); err != nil {
 		t.Fatal(err)
 	}
+	return s, rc, dispatching(t, s, cfg)
+}
+
+// dispatching runs a dispatcher over s until the returned stop is called
+// or the test ends.
+func dispatching(t *testing.T, s *store.Store, cfg dispatch.Config) (stop func()) {
+	t.Helper()
 	cfg.Jitter = func() float64 { return 0 }
-	d := dispatch.New(s, cfg, logger)
+	d := dispatch.New(s, cfg, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
@@ -37,11 +45,8 @@ func running(t *testing.T, cfg dispatch.Config, h http.HandlerFunc) (s *store.St
 			<-done
 		}
 	}
-	t.Cleanup(func() {
-		stop()
-		rc.Close()
-	})
-	return s, rc, stop
+	t.Cleanup(stop)
+	return stop
 }
 
 func within(t *testing.T, ch <-chan time.Time, d time.Duration) time.Time {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -105,6 +107,7 @@ func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity str
 			return nil, err
 		}
 		if waiting {
+			t.s.followed.mark(prefix)
 			return key, nil
 		}
 	}
@@ -141,12 +144,21 @@ func (t *txn) finishFirst(j Job) error {
 	if err := q.Delete(own); err != nil {
 		return err
 	}
-	k, v := q.Cursor().Seek(prefix)
+	c := q.Cursor()
+	k, v := c.Seek(prefix)
 	if k == nil || !bytes.HasPrefix(k, prefix) || len(v) < 16 {
 		return nil
 	}
 	t.woken = true
-	return t.schedOf(j.Env).Put(bytes.Clone(v[:16]), bytes.Clone(v[16:]))
+	if err := t.schedOf(j.Env).Put(bytes.Clone(v[:16]), bytes.Clone(v[16:])); err != nil {
+		return err
+	}
+	// The new head has a follower: NextFirst reads it when the head's
+	// attempt ends (after a restart, too, when nothing marked it yet).
+	if k, _ := c.Next(); k != nil && bytes.HasPrefix(k, prefix) {
+		t.s.followed.mark(prefix)
+	}
+	return nil
 }
 
 // unschedule removes the job at key, if any, from the schedule that holds
@@ -426,8 +438,14 @@ func (s *Store) NextFirst(j Job) (next Job, ok bool, err error) {
 	if j.Entity == "" || len(j.Key) != 16 {
 		return Job{}, false, nil
 	}
+	prefix := queuePrefix(j.Env, j.Entity)
+	mark, followed := s.followed.get(prefix)
+	if !followed {
+		return Job{}, false, nil
+	}
+	s.stats.queueReads.Add(1)
+	none := false
 	err = s.view(func(t *txn) error {
-		prefix := queuePrefix(j.Env, j.Entity)
 		own := append(bytes.Clone(prefix), j.Key[8:]...)
 		c := t.Bucket(bucketQueue).Cursor()
 		k, v := c.Seek(own)
@@ -435,6 +453,7 @@ func (s *Store) NextFirst(j Job) (next Job, ok bool, err error) {
 			k, v = c.Next()
 		}
 		if k == nil || !bytes.HasPrefix(k, prefix) || len(v) < 16 {
+			none = k == nil || !bytes.HasPrefix(k, prefix)
 			return nil
 		}
 		var err error
@@ -450,8 +469,38 @@ func (s *Store) NextFirst(j Job) (next Job, ok bool, err error) {
 		ok = next.Kind == JobDelivery
 		return nil
 	})
+	if none {
+		s.followed.forget(prefix, mark)
+	}
 	return next, ok, err
 }
+
+// followed remembers the entity queues that had a first attempt queued
+// behind their head, so that NextFirst reads only those: most entities (a
+// transaction's transaction.created) never have one, and for them the read
+// was one transaction per delivery. A mark is set when a follower is queued
+// (scheduleEntity, before its commit) or found behind a new head
+// (finishFirst) and dropped when NextFirst finds none behind the head,
+// unless marked again meanwhile. A missing mark only makes the follower
+// wait for the head's record to schedule it (finishFirst), never breaks
+// event order; a mark left by a rolled-back operation costs one read.
+type followed struct {
+	marks sync.Map // queue prefix (string) -> uint64, the mark's generation
+	gen   atomic.Uint64
+}
+
+func (f *followed) mark(prefix []byte) { f.marks.Store(string(prefix), f.gen.Add(1)) }
+
+func (f *followed) get(prefix []byte) (uint64, bool) {
+	g, ok := f.marks.Load(string(prefix))
+	if !ok {
+		return 0, false
+	}
+	return g.(uint64), true
+}
+
+// forget drops prefix's mark if it is still the one of generation g.
+func (f *followed) forget(prefix []byte, g uint64) { f.marks.CompareAndDelete(string(prefix), g) }
 
 // metaQueue marks a file whose first attempts wait in entity queues.
 var metaQueue = []byte("schedule_queue")

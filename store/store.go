@@ -106,6 +106,8 @@ type Store struct {
 	stats stats // what operations read, for tests that bound it
 
 	folder folder // the background fold of the filter index logs (list_filter_log.go)
+
+	followed followed // entity queues with a first attempt behind their head (schedule.go)
 }
 
 // stats counts records read where a test must prove a bound without timing.
@@ -113,6 +115,7 @@ type stats struct {
 	scheduleReads atomic.Int64 // schedule entries Due read
 	openReads     atomic.Int64 // records Open read beyond the fixed configuration
 	inflightReads atomic.Int64 // in-flight index entries Open read
+	queueReads    atomic.Int64 // entity queues NextFirst read
 }
 
 // Open opens (creating if needed) the db at path and prepares its buckets.

@@ -1,0 +1,118 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/complybox/complybox/dispatch"
+	"github.com/complybox/complybox/store"
+)
+
+// arrivals is a webhook receiver that counts deliveries and closes all
+// once it has seen want of them.
+type arrivals struct {
+	mu   sync.Mutex
+	n    int
+	want int
+	all  chan struct{}
+}
+
+func newArrivals(want int) *arrivals { return &arrivals{want: want, all: make(chan struct{})} }
+
+func (a *arrivals) ServeHTTP(http.ResponseWriter, *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n++; a.n == a.want {
+		close(a.all)
+	}
+}
+
+// wait waits for every delivery to arrive and then for s to record it as
+// delivered: the dispatcher asks for an entity's next first attempt
+// between the two.
+func (a *arrivals) wait(t *testing.T, s *store.Store) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	select {
+	case <-a.all:
+	case <-deadline:
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		t.Fatalf("after 20s: %d of %d deliveries arrived", a.n, a.want)
+	}
+	for {
+		page, _, err := s.Deliveries(store.Sandbox, store.DeliveryFilter{Status: store.DeliveryPending}, store.Page{Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("after 20s: delivery %s is still pending", page[0].ID)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// TestNextFirstReadsOnlyFollowedQueues: when a first attempt ends, the
+// dispatcher asks for the next one of its entity (NextFirst). An entity
+// with nothing queued behind its head — every transaction's
+// transaction.created — costs no read; a busy wallet's backlog is read
+// once per first attempt, and goes out through that chain.
+func TestNextFirstReadsOnlyFollowedQueues(t *testing.T) {
+	const n = 100
+	rc := newArrivals(2 * n)
+	s, _, _ := running(t, dispatch.Config{Concurrency: 8, PollInterval: time.Hour}, rc.ServeHTTP)
+	for i := range n {
+		if err := s.EnqueueN(store.Sandbox, store.DestCustody, "transaction.created", "transaction", fmt.Sprintf("T%d", i), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.EnqueueN(store.Sandbox, store.DestCustody, "balance.updated", "wallet", "W", n); err != nil {
+		t.Fatal(err)
+	}
+	rc.wait(t, s)
+	// W's head was scheduled; each of its n first attempts asks for the
+	// next, the last finding none. The transactions' never read.
+	if got := s.QueueReads(); got != n {
+		t.Errorf("NextFirst read %d entity queues, want %d (one per first attempt of W)", got, n)
+	}
+}
+
+// TestChainResumesAfterRestart: a backlog queued before a restart still
+// goes out through the chain once its head's record is written, though
+// nothing in memory knew of it.
+func TestChainResumesAfterRestart(t *testing.T) {
+	const n = 50
+	path := filepath.Join(t.TempDir(), "test.db")
+	opts := store.Options{Now: time.Now}
+	s, _ := mustOpen(t, path, opts)
+	rc := newArrivals(n)
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	if _, err := s.SetWebhook(context.Background(), store.Sandbox, srv.URL, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnqueueN(store.Sandbox, store.DestCustody, "balance.updated", "wallet", "W", n); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = mustOpen(t, path, opts)
+	dispatching(t, s, dispatch.Config{Concurrency: 8, PollInterval: time.Hour})
+	rc.wait(t, s)
+	// The head's end finds no mark; its record schedules the second and
+	// marks the queue, so the second to the last each read it.
+	if got := s.QueueReads(); got != n-1 {
+		t.Errorf("NextFirst read %d entity queues, want %d", got, n-1)
+	}
+}
