@@ -28,6 +28,11 @@ type committer struct {
 	queue   []*commitCall
 	running bool
 	last    int // functions in the last group committed
+
+	// counts gathers the counter changes of the group being committed
+	// (addDepth); the committer writes them after its last function. Only
+	// the goroutine committing a group touches it.
+	counts counterChanges
 }
 
 type commitCall struct {
@@ -88,11 +93,15 @@ func (c *committer) commitGroup(group []*commitCall) {
 		var failErr error
 		start := time.Now()
 		err := c.db.Update(func(tx *bolt.Tx) error {
+			c.counts = c.counts[:0]
 			for i, call := range group {
 				if err := safeCall(call.fn, tx); err != nil {
 					failed, failErr = i, err
 					return err
 				}
+			}
+			if err := c.counts.write(tx.Bucket(bucketMeta)); err != nil {
+				return err
 			}
 			if f := c.fault.Load(); f != nil {
 				return (*f)()

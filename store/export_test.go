@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -152,3 +153,14 @@ func (s *Store) DeliveryRecord(env Env, id string) []byte {
 }
 
 const FoldMax = foldMax
+
+// EnqueueThenFail records an event as Enqueue does, then fails, so that
+// nothing of it may stay.
+func (s *Store) EnqueueThenFail(env Env, dest, eventType, entityType, entityID string) error {
+	return s.updateIn(env, func(t *txn) error {
+		if err := t.enqueue(env, dest, eventType, entityType, entityID, nil); err != nil {
+			return err
+		}
+		return errors.New("the operation fails after enqueueing")
+	})
+}

@@ -3,7 +3,9 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,4 +132,52 @@ func TestOutboxDepth(t *testing.T) {
 	s.Close()
 	s, _ = mustOpen(t, path, store.Options{Now: clock.Now})
 	sameDepth(t, "reopened", depth(t, s), want)
+}
+
+// TestOutboxDepthGroupCommit: operations sharing group commits count their
+// deliveries exactly, and one that fails after enqueueing counts nothing,
+// though its group commits the others.
+func TestOutboxDepthGroupCommit(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t, "", store.Options{})
+	if _, err := s.SetWebhook(context.Background(), store.Sandbox, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 16, 25
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				if w%4 == 0 {
+					if err := s.EnqueueThenFail(store.Sandbox, store.DestCustody, "transaction.created", "transaction", id); err == nil {
+						t.Error("EnqueueThenFail succeeded")
+					}
+					continue
+				}
+				if err := s.Enqueue(store.Sandbox, store.DestCustody, "transaction.created", "transaction", id, nil); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	sameDepth(t, "after concurrent writers", depth(t, s), map[string]int64{"sandbox/custody/pending": (writers - writers/4) * each})
+	n, cursor := 0, ""
+	for {
+		page, next, err := s.Deliveries(store.Sandbox, store.DeliveryFilter{}, store.Page{Limit: 200, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(page)
+		if next == nil {
+			break
+		}
+		cursor = *next
+	}
+	if want := (writers - writers/4) * each; n != want {
+		t.Fatalf("%d deliveries listed, want %d", n, want)
+	}
 }

@@ -288,6 +288,11 @@ type txn struct {
 	woken  bool      // an event was enqueued or work scheduled
 	logged bool      // a write-behind filter index log was written (list_filter_log.go)
 
+	// grouped: the operation runs in a group commit, which writes the
+	// counter changes it gathers in counts once it succeeds (addDepth).
+	grouped bool
+	counts  counterChanges
+
 	base   time.Time     // the store's clock when the operation began
 	offset time.Duration // the sandbox clock's offset then
 
@@ -370,10 +375,14 @@ func (s *Store) updateIn(env Env, fn func(t *txn) error) error {
 	var woken, logged bool
 	err := s.commit.run(func(tx *bolt.Tx) error {
 		t := s.newTxn(tx, env)
+		t.grouped = true
 		if err := fn(t); err != nil {
 			return err
 		}
 		woken, logged = t.woken, t.logged
+		for _, c := range t.counts {
+			s.commit.counts = s.commit.counts.add(c.key, c.n)
+		}
 		return nil
 	})
 	if err == nil && woken {
