@@ -400,9 +400,7 @@ type draft struct {
 func (d *draft) seal(now time.Time) error {
 	d.x.TransactionID, d.x.CreatedAt, d.x.UpdatedAt = newID(), At(now), At(now)
 	var err error
-	if d.record, err = json.Marshal(d.x.Transaction); err != nil {
-		return err
-	}
+	d.record = d.x.Transaction.appendJSON(make([]byte, 0, 1024))
 	if d.created, err = newEvent("transaction.created", "transaction", d.x.TransactionID, now, d.x.createdData()); err != nil {
 		return err
 	}

@@ -34,16 +34,6 @@ type Event struct {
 	Payload    []byte
 }
 
-// envelope is the body of every delivery, compact JSON fixed at enqueue.
-type envelope struct {
-	ID         string `json:"id"`
-	EventType  string `json:"eventType"`
-	EntityType string `json:"entityType"`
-	EntityID   string `json:"entityId"`
-	Timestamp  Time   `json:"timestamp"`
-	Data       any    `json:"data"`
-}
-
 // DeliverySummary is a delivery as lists show it.
 type DeliverySummary struct {
 	ID            string  `json:"id"`
@@ -202,9 +192,17 @@ func (t *txn) putEvent(env Env, eventType, entityType, entityID string, data any
 // every delivery of it sends, fixed from now on.
 func newEvent(eventType, entityType, entityID string, at time.Time, data any) (Event, error) {
 	ev := Event{ID: newID(), EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: At(at)}
-	var err error
-	ev.Payload, err = json.Marshal(envelope{ID: ev.ID, EventType: eventType, EntityType: entityType, EntityID: entityID, Timestamp: ev.Timestamp, Data: data})
-	return ev, err
+	var raw []byte
+	if a, ok := data.(jsonAppender); ok {
+		raw = a.appendJSON(make([]byte, 0, 1024))
+	} else {
+		var err error
+		if raw, err = json.Marshal(data); err != nil {
+			return Event{}, err
+		}
+	}
+	ev.Payload = appendEnvelope(make([]byte, 0, len(raw)+256), ev.ID, eventType, entityType, entityID, ev.Timestamp, raw)
+	return ev, nil
 }
 
 // storeEvent stores ev's envelope under the next sequence of the events
