@@ -34,6 +34,13 @@ type nextFirster interface {
 	NextFirst(j store.Job) (store.Job, bool, error)
 }
 
+// freshOfferer is what the dispatcher uses, when the store offers it, to
+// take the first attempts a commit made due, with what it takes to send
+// them, without reading the schedule (offer).
+type freshOfferer interface {
+	OnFresh(fn func([]store.Job) bool)
+}
+
 // Config configures the dispatcher; zero values take SPEC defaults.
 type Config struct {
 	PollInterval   time.Duration   // 5s
@@ -109,6 +116,10 @@ type Dispatcher struct {
 	backlog  bool              // the last scan may have left due jobs unclaimed
 	finished []finished        // recorded jobs whose claims the loop releases
 	wg       sync.WaitGroup
+	// scanning: a read of the schedule is in flight (claim); offered, the
+	// claims offer took meanwhile, whose copies in that read are stale.
+	scanning bool
+	offered  map[string]bool
 
 	// Idle workers wait here for their next job (start); quit, closed
 	// when Run returns, ends them.
@@ -195,6 +206,7 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 		st: st, cfg: cfg, log: logger,
 		wake:     make(chan struct{}, 1),
 		inflight: map[string]*lease{},
+		offered:  map[string]bool{},
 		handoff:  make(chan claimedJob),
 		quit:     make(chan struct{}),
 
@@ -204,7 +216,47 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 	d.idle = sync.NewCond(&d.mu)
 	d.sender = newSender(cfg, st.URLPolicy())
 	st.OnWork(d.Wake)
+	if fo, ok := st.(freshOfferer); ok {
+		fo.OnFresh(d.offer)
+	}
 	return d
+}
+
+// offer takes the jobs a commit made due (store.OnFresh): each one not
+// claimed yet is claimed and made ready, as a scan of the schedule would
+// claim it, and started when a slot is free. It reports whether it took
+// them all; when it does not (the loop is not running, an environment's
+// clock is moving, or the ready jobs and claims are at their bounds), the
+// store wakes the loop, whose scan finds what is left.
+func (d *Dispatcher) offer(jobs []store.Job) bool {
+	if !d.running.Load() || d.stopping.Load() {
+		return false
+	}
+	wall := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.scanning {
+		d.release()
+	}
+	if len(d.ready)+len(jobs) > d.cfg.Concurrency || len(d.inflight)+len(jobs) > 4*d.cfg.Concurrency {
+		return false
+	}
+	for _, j := range jobs {
+		if d.advancing[j.Env] {
+			return false // Advance runs it
+		}
+		if l, ok := d.inflight[j.Claim()]; ok && (l.held || wall.Before(l.until)) {
+			continue // a scan that read it after the commit took it
+		}
+		if d.scanning {
+			d.offered[j.Claim()] = true
+		}
+		l := &lease{until: wall.Add(d.leaseTime())}
+		d.inflight[j.Claim()] = l
+		d.ready = append(d.ready, claimedJob{j, l, wall})
+	}
+	d.startReady(d.cfg.Concurrency - d.busy)
+	return true
 }
 
 // Wake makes the loop look for due work at once.
@@ -269,15 +321,7 @@ func (d *Dispatcher) drain() {
 func (d *Dispatcher) claim() time.Duration {
 	now := d.cfg.Now()
 	d.mu.Lock()
-	// Claims are released here, between scans, never during one: a scan's
-	// snapshot that predates a job's commit still holds the job's key, so
-	// its claim must stand until a scan starts after that commit.
-	for _, f := range d.finished {
-		if d.inflight[f.claim] == f.lease {
-			delete(d.inflight, f.claim)
-		}
-	}
-	d.finished = d.finished[:0]
+	d.release()
 	// Jobs held for back-off count neither towards the concurrency bound
 	// nor towards the records waiting for a commit. One that was not
 	// claimed again well after its back-off ran out is gone: forget it.
@@ -306,23 +350,32 @@ func (d *Dispatcher) claim() time.Duration {
 		d.mu.Unlock()
 		return wait
 	}
+	d.scanning = true
 	d.mu.Unlock()
 	jobs, next, err := d.st.Due(now, want, d.claimed)
+	d.mu.Lock()
+	d.scanning = false
+	offered := d.offered
+	if len(offered) > 0 {
+		d.offered = map[string]bool{}
+	}
 	if err != nil {
 		d.log.Error("dispatch: reading the schedule", "err", err)
-		d.mu.Lock()
 		d.backlog = true
 		d.mu.Unlock()
 		return wait
 	}
-	d.mu.Lock()
 	d.backlog = len(jobs) == want
 	for _, j := range jobs {
 		if d.advancing[j.Env] {
 			continue // its clock is moving: Advance runs it
 		}
+		if offered[j.Claim()] {
+			continue // handed over fresh (offer) while this scan read it
+		}
+		prev := d.inflight[j.Claim()]
 		l := &lease{until: wall.Add(d.leaseTime())}
-		if prev := d.inflight[j.Claim()]; prev != nil && prev.held {
+		if prev != nil && prev.held {
 			l.failures = prev.failures
 		}
 		d.inflight[j.Claim()] = l
@@ -334,6 +387,20 @@ func (d *Dispatcher) claim() time.Duration {
 		wait = min(wait, max(next.Sub(now), time.Millisecond))
 	}
 	return wait
+}
+
+// release releases the claims of recorded jobs, on d.mu. It runs between
+// scans, never during one (claim, and offer when no scan is in flight): a
+// scan's snapshot that predates a job's record still holds the job's key,
+// so its claim must stand until a scan starts after that commit.
+func (d *Dispatcher) release() {
+	for _, f := range d.finished {
+		if d.inflight[f.claim] == f.lease {
+			delete(d.inflight, f.claim)
+		}
+	}
+	clear(d.finished)
+	d.finished = d.finished[:0]
 }
 
 // startReady starts up to n ready jobs, in due order, on d.mu, and reports
@@ -491,6 +558,7 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 	}
 	if next, nl, ok := d.chain(j); ok {
 		freed = true // the concurrency slot passes to next
+		res.NextClaimed = true
 		d.wg.Add(1)
 		d.start(next, nl)
 	}

@@ -33,6 +33,11 @@ type committer struct {
 	// (addDepth); the committer writes them after its last function. Only
 	// the goroutine committing a group touches it.
 	counts counterChanges
+	// fresh gathers the first attempts the group's operations made due
+	// (outbox_fresh.go); after the commit, afterCommit gets them. Likewise
+	// only the committing goroutine touches it.
+	fresh       []Job
+	afterCommit func(fresh []Job)
 }
 
 type commitCall struct {
@@ -94,6 +99,8 @@ func (c *committer) commitGroup(group []*commitCall) {
 		start := time.Now()
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			c.counts = c.counts[:0]
+			clear(c.fresh)
+			c.fresh = c.fresh[:0]
 			for i, call := range group {
 				if err := safeCall(call.fn, tx); err != nil {
 					failed, failErr = i, err
@@ -115,6 +122,9 @@ func (c *committer) commitGroup(group []*commitCall) {
 			group[failed].done <- failErr
 			group = append(group[:failed:failed], group[failed+1:]...)
 			continue
+		}
+		if err == nil && len(c.fresh) > 0 && c.afterCommit != nil {
+			c.afterCommit(c.fresh)
 		}
 		for _, call := range group {
 			call.done <- err

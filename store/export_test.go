@@ -27,7 +27,7 @@ func (s *Store) Schedule(due time.Time, kind string, env Env, id, entity string)
 	var key []byte
 	err := s.update(func(t *txn) error {
 		var err error
-		key, err = t.scheduleEntity(due, kind, env, id, entity)
+		key, _, err = t.scheduleEntity(due, kind, env, id, entity, false)
 		return err
 	})
 	return key, err

@@ -42,24 +42,26 @@ func (t *txn) deliveryTask(j Job, dests map[string]destination) (*DeliveryTask, 
 	key := string(j.Env) + "|" + d.Destination
 	dest, ok := dests[key]
 	if !ok {
-		switch d.Destination {
-		case DestCustody:
-			cfg, err := t.webhookConfig(j.Env)
-			if err != nil {
-				return nil, err
-			}
-			dest = destination{cfg.URL, cfg.Secret}
-		case DestKYC:
-			cb, err := t.callback()
-			if err != nil {
-				return nil, err
-			}
-			dest = destination{cb.URL, cb.Secret}
+		if dest, err = t.destination(j.Env, d.Destination); err != nil {
+			return nil, err
 		}
 		dests[key] = dest
 	}
 	task.URL, task.Secret = dest.url, dest.secret
 	return task, nil
+}
+
+// destination reads where env's deliveries to dest go now.
+func (t *txn) destination(env Env, dest string) (destination, error) {
+	switch dest {
+	case DestCustody:
+		cfg, err := t.webhookConfig(env)
+		return destination{cfg.URL, cfg.Secret}, err
+	case DestKYC:
+		cb, err := t.callback()
+		return destination{cb.URL, cb.Secret}, err
+	}
+	return destination{}, nil
 }
 
 // AttemptResult is the outcome of one delivery attempt.
@@ -72,6 +74,9 @@ type AttemptResult struct {
 	At           time.Time
 	Success      bool
 	RetryAt      time.Time // failed: when the next attempt is due; zero makes the delivery dead
+	// NextClaimed: the dispatcher already runs the next first attempt of
+	// the job's entity (NextFirst), so scheduling it needs no wake-up.
+	NextClaimed bool
 }
 
 // RecordAttempt records an attempt of the delivery claimed at j and moves the
@@ -93,8 +98,12 @@ func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
 			msg := r.Error
 			a.ErrorMessage = &msg
 		}
+		woken := t.woken
 		if err := t.finishFirst(j); err != nil {
 			return err
+		}
+		if r.NextClaimed {
+			t.woken = woken
 		}
 		d.Attempts = append(d.Attempts, a)
 		d.AttemptCount++

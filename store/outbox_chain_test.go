@@ -116,3 +116,47 @@ func TestChainResumesAfterRestart(t *testing.T) {
 		t.Errorf("NextFirst read %d entity queues, want %d", got, n-1)
 	}
 }
+
+// TestFreshJobsSkipTheSchedule: a commit hands the first attempts it made
+// due to the dispatcher (OnFresh), which sends them without reading the
+// schedule for them or their deliveries for what to send.
+func TestFreshJobsSkipTheSchedule(t *testing.T) {
+	const n = 200
+	rc := newArrivals(n)
+	s, _, _ := running(t, dispatch.Config{Concurrency: 8, PollInterval: time.Hour}, rc.ServeHTTP)
+	before := s.ScheduleReads()
+	for i := range n {
+		if err := s.EnqueueN(store.Sandbox, store.DestCustody, "transaction.created", "transaction", fmt.Sprintf("T%d", i), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc.wait(t, s)
+	// The loop still scans when enough claims have ended to be released,
+	// reading the entries of the attempts then in flight: about 40 reads
+	// here. Finding each delivery in the schedule read about 400.
+	if got := s.ScheduleReads() - before; got > n/2 {
+		t.Errorf("the dispatcher read %d schedule entries for %d fresh deliveries, want at most %d", got, n, n/2)
+	}
+}
+
+// TestChainNeedsNoScan: a busy entity's backlog goes out through the chain
+// (NextFirst), and recording each attempt, which schedules the entity's
+// next first attempt, does not send the dispatcher to the schedule for the
+// one it already runs.
+func TestChainNeedsNoScan(t *testing.T) {
+	const n = 200
+	rc := newArrivals(n)
+	s, _, _ := running(t, dispatch.Config{Concurrency: 64, PollInterval: time.Hour}, rc.ServeHTTP)
+	before := s.ScheduleReads()
+	if err := s.EnqueueN(store.Sandbox, store.DestCustody, "balance.updated", "wallet", "W", n); err != nil {
+		t.Fatal(err)
+	}
+	rc.wait(t, s)
+	got := s.ScheduleReads() - before
+	// The loop still scans once Concurrency claims have ended, to release
+	// them: a few scans of a few entries each. When every record woke it,
+	// the dispatcher read about n/2.
+	if got > n/4 {
+		t.Errorf("the dispatcher read %d schedule entries for a chain of %d, want at most %d", got, n, n/4)
+	}
+}

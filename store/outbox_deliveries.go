@@ -175,7 +175,7 @@ func (t *txn) enqueueEvent(env Env, dest string, ev Event) error {
 		// Kept, not delivered (SPEC §5), until retention removes it.
 		return t.expire(env, expiryEvent, t.now, itob(ev.Seq))
 	}
-	_, err = t.createDelivery(env, dest, ev, newID())
+	_, err = t.createDelivery(env, dest, ev, newID(), false)
 	return err
 }
 
@@ -216,18 +216,29 @@ func (t *txn) storeEvent(env Env, ev Event) (Event, error) {
 	return ev, b.Put(itob(ev.Seq), ev.Payload)
 }
 
-func (t *txn) createDelivery(env Env, dest string, ev Event, id string) (string, error) {
+// createDelivery makes the delivery of ev to dest, due now; test marks a
+// test event's (SPEC §7). When the delivery is its entity's first attempt
+// to go and the dispatcher takes fresh work (OnFresh), the job is kept with
+// what it takes to send it (t.fresh), for the dispatcher after the commit.
+func (t *txn) createDelivery(env Env, dest string, ev Event, id string, test bool) (string, error) {
 	d := diskDelivery{DeliverySummary: DeliverySummary{
 		ID: id, EventID: ev.ID, EventType: ev.EventType, EntityType: ev.EntityType, EntityID: ev.EntityID,
-		Destination: dest, Status: DeliveryPending, CreatedAt: At(t.now), NextAttemptAt: At(t.now),
+		Destination: dest, Status: DeliveryPending, CreatedAt: At(t.now), NextAttemptAt: At(t.now), Test: test,
 	}, EventSeq: ev.Seq}
 	var err error
 	if d.Seq, err = index(t.env(env, "deliveries_idx"), d.ID); err != nil {
 		return "", err
 	}
 	entity := dest + "|" + ev.EntityType + "|" + ev.EntityID
-	if d.ScheduleKey, err = t.scheduleEntity(t.now, JobDelivery, env, d.ID, entity); err != nil {
+	offer := t.grouped && t.s.offersFresh()
+	var head bool
+	if d.ScheduleKey, head, err = t.scheduleEntity(t.now, JobDelivery, env, d.ID, entity, offer); err != nil {
 		return "", err
+	}
+	if head && offer {
+		if err := t.offer(env, d, entity, ev.Payload); err != nil {
+			return "", err
+		}
 	}
 	return d.ID, t.putDelivery(env, d)
 }

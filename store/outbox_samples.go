@@ -45,15 +45,8 @@ func (s *Store) SendSampleEvent(env Env, dest, eventType string) (string, error)
 		if err != nil {
 			return err
 		}
-		if _, err := t.createDelivery(env, dest, ev, id); err != nil {
-			return err
-		}
-		d, err := t.getDelivery(env, id)
-		if err != nil {
-			return err
-		}
-		d.Test = true
-		return t.putDelivery(env, d)
+		_, err = t.createDelivery(env, dest, ev, id, true)
+		return err
 	})
 	return id, err
 }

@@ -208,13 +208,27 @@ type Callback struct {
 
 var metaCallback = []byte("kyc_callback")
 
+// callback returns the KYC callback, decoded once per stored version as
+// the custody webhook is (webhookConfig): every KYC event reads it.
 func (t *txn) callback() (Callback, error) {
 	var c Callback
 	b := t.Bucket(bucketMeta).Get(metaCallback)
 	if b == nil {
 		return c, nil
 	}
-	return c, json.Unmarshal(b, &c)
+	if e := t.s.callbacks.Load(); e != nil && bytes.Equal(e.raw, b) {
+		return e.cb, nil
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Callback{}, err
+	}
+	t.s.callbacks.Store(&decodedCallback{raw: bytes.Clone(b), cb: c})
+	return c, nil
+}
+
+type decodedCallback struct {
+	raw []byte
+	cb  Callback
 }
 
 // InitCallback applies the configured KYC callback URL and secret. With no

@@ -80,7 +80,8 @@ func scheduleDue(key []byte) time.Time { return time.Unix(0, int64(btoi(key[:8])
 
 // schedule adds a job due at due and returns its key.
 func (t *txn) schedule(due time.Time, kind string, env Env, id string) ([]byte, error) {
-	return t.scheduleEntity(due, kind, env, id, "")
+	key, _, err := t.scheduleEntity(due, kind, env, id, "", false)
+	return key, err
 }
 
 // scheduleEntity is schedule for a delivery's first attempt: entity orders
@@ -88,34 +89,36 @@ func (t *txn) schedule(due time.Time, kind string, env Env, id string) ([]byte, 
 // entity's queue (bucketQueue) and only its head is in the schedule, so the
 // dispatcher never reads the ones behind it; finishFirst schedules the next
 // when the head's first attempt ends. The key returned is the job's schedule
-// key from the start, whether it is scheduled now or later.
-func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity string) ([]byte, error) {
+// key from the start, whether it is scheduled now or later; head reports
+// that it is scheduled now. A caller that offers the job to the dispatcher
+// itself (offer, see Store.OnFresh) takes on waking it for the job.
+func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity string, offer bool) (key []byte, head bool, err error) {
 	b := t.schedOf(env)
 	seq, err := t.Bucket(bucketSchedule).NextSequence()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	key := scheduleKey(due, seq)
+	key = scheduleKey(due, seq)
 	v := kind + "|" + string(env) + "|" + id
 	if entity != "" {
 		v += "\n" + entity
 		prefix := queuePrefix(env, entity)
 		q := t.Bucket(bucketQueue)
-		head, _ := q.Cursor().Seek(prefix)
-		waiting := head != nil && bytes.HasPrefix(head, prefix)
+		first, _ := q.Cursor().Seek(prefix)
+		waiting := first != nil && bytes.HasPrefix(first, prefix)
 		if err := q.Put(append(prefix, key[8:]...), append(bytes.Clone(key), v...)); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if waiting {
 			t.s.followed.mark(prefix)
-			return key, nil
+			return key, false, nil
 		}
 	}
 	if err := b.Put(key, []byte(v)); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	t.woken = true
-	return key, nil
+	t.woken = t.woken || !offer
+	return key, true, nil
 }
 
 // queuePrefix is the key prefix of an entity's queue of first attempts:

@@ -85,8 +85,10 @@ type Store struct {
 	mu      sync.Mutex
 	waiters []func() // called after a commit that enqueued work
 
-	creds    credentialCache // Authenticate's cache of stored credentials
-	webhooks webhookCache    // the custody webhook configurations, decoded (outbox_webhooks.go)
+	creds     credentialCache                  // Authenticate's cache of stored credentials
+	webhooks  webhookCache                     // the custody webhook configurations, decoded (outbox_webhooks.go)
+	callbacks atomic.Pointer[decodedCallback]  // the KYC callback, likewise
+	fresh     atomic.Pointer[func([]Job) bool] // OnFresh's fn (outbox_fresh.go)
 
 	// Records every withdrawal reads, kept decoded (decoded.go).
 	wallets decoded[diskWallet]
@@ -158,6 +160,7 @@ func Open(path string, opt Options) (*Store, error) {
 	db.NoSync = opt.NoSync
 	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults(), pwCost: opt.PasswordCost}
 	s.commit.db = db
+	s.commit.afterCommit = s.handFresh
 	s.decodes = imagecheck.NewLimiter(decodeBudget, 4*runtime.GOMAXPROCS(0))
 	if f := s.settings.KYC.SanctionsFile; f != "" {
 		s.sanctions = screening.NewSanctionsList(f)
@@ -293,6 +296,8 @@ type txn struct {
 	grouped bool
 	counts  counterChanges
 
+	fresh []Job // first attempts this operation made due, for the dispatcher (outbox_fresh.go)
+
 	base   time.Time     // the store's clock when the operation began
 	offset time.Duration // the sandbox clock's offset then
 
@@ -383,6 +388,7 @@ func (s *Store) updateIn(env Env, fn func(t *txn) error) error {
 		for _, c := range t.counts {
 			s.commit.counts = s.commit.counts.add(c.key, c.n)
 		}
+		s.commit.fresh = append(s.commit.fresh, t.fresh...)
 		return nil
 	})
 	if err == nil && woken {
