@@ -234,7 +234,8 @@ func (s *Store) NowIn(env Env) time.Time {
 }
 
 // OnWork registers fn to be called after every commit that enqueued an event
-// or scheduled work, so the dispatcher wakes at once.
+// or scheduled work, so the dispatcher wakes at once; not for first
+// attempts the OnFresh function took.
 func (s *Store) OnWork(fn func()) {
 	s.mu.Lock()
 	s.waiters = append(s.waiters, fn)
