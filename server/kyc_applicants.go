@@ -15,16 +15,17 @@ func (s *Server) createApplicant(w http.ResponseWriter, r *request) error {
 	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
-	a, created, err := s.store.CreateApplicant(r.env, in)
+	a, viewed, created, err := s.store.CreateApplicantJSON(r.env, in)
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-		w.Header().Set("Location", "/v1/applicants/"+url.PathEscape(a.ExternalUserID))
+	if !created {
+		s.encode(w, http.StatusOK, a)
+		return nil
 	}
-	s.encode(w, status, a)
+	// A new applicant is answered with the bytes GET answers for it.
+	w.Header().Set("Location", "/v1/applicants/"+url.PathEscape(a.ExternalUserID))
+	wire.RawJSON(w, http.StatusCreated, viewed)
 	return nil
 }
 

@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -628,4 +630,30 @@ func TestDataIsNotInFlight(t *testing.T) {
 	wantStatus(t, in.status("nf"), "submitted", nil, nil, 0)
 	in.expect(200, "POST", "/v1/applicants/nf/review", nil)
 	in.expect(409, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)
+}
+
+// TestCreatedApplicantAnswersItsView: a new applicant is answered with
+// exactly the bytes GET /v1/applicants/{id} answers for it (the view its
+// write stored); creating it again answers the same applicant with 200.
+func TestCreatedApplicantAnswersItsView(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for _, body := range []map[string]any{
+		{"externalUserId": "view-1", "firstName": "Ada <&>", "lastName": "Lovelace", "email": "ada@example.com"},
+		{"externalUserId": "view-2", "type": "company", "companyName": "Acme & \"Sons\""},
+	} {
+		id := body["externalUserId"].(string)
+		created := in.expect(201, "POST", "/v1/applicants", body)
+		got := in.expect(200, "GET", "/v1/applicants/"+id, nil)
+		if !bytes.Equal(created.Body, got.Body) {
+			t.Errorf("%s: POST answered\n%s\nGET answers\n%s", id, created.Body, got.Body)
+		}
+		if n := created.Header.Get("Content-Length"); n != strconv.Itoa(len(created.Body)) {
+			t.Errorf("%s: Content-Length %s for a body of %d bytes", id, n, len(created.Body))
+		}
+		again := in.expect(200, "POST", "/v1/applicants", body)
+		if a, b := again.m(t), got.m(t); a["id"] != b["id"] || a["createdAtUtc"] != b["createdAtUtc"] {
+			t.Errorf("%s: creating it again answered %v, want the applicant %v", id, a, b)
+		}
+	}
 }

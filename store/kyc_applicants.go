@@ -116,6 +116,7 @@ type diskApplicant struct {
 	uboState                               // UBO hook (store/kyb_ubos.go): rows, structure flags, a child's parent
 
 	indexed []fkey // the filter-index keys as stored; nil for a new applicant
+	viewed  []byte // the view's JSON as putApplicant last stored it
 }
 
 // Filter-index fields of applicants (applicants_by, see list_filter.go).
@@ -198,6 +199,7 @@ func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 	if b, err = json.Marshal(a.view()); err != nil {
 		return err
 	}
+	a.viewed = b
 	return t.env(env, "applicant_views").Put([]byte(a.ExternalID), b)
 }
 
@@ -264,26 +266,35 @@ type ApplicantInput map[string]json.RawMessage
 // (created false) when externalUserId exists. Returns EINVALID naming the
 // field, ENOTFOUND level_not_found for an unknown level.
 func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, error) {
+	a, _, created, err := s.CreateApplicantJSON(env, in)
+	return a, created, err
+}
+
+// CreateApplicantJSON is CreateApplicant that also returns, for a new
+// applicant, the JSON bytes GET /v1/applicants/{id} answers for it (the
+// view the write stored), so that the answer needs no second encoding; nil
+// for one that existed.
+func (s *Store) CreateApplicantJSON(env Env, in ApplicantInput) (Applicant, []byte, bool, error) {
 	extID, ok, err := jsonString("externalUserId", in["externalUserId"])
 	if err != nil {
-		return Applicant{}, false, err
+		return Applicant{}, nil, false, err
 	}
 	if !ok || !validExternalUserID(extID) {
-		return Applicant{}, false, Invalid("externalUserId", "externalUserId is required: 1-100 characters of A-Za-z0-9._:@-")
+		return Applicant{}, nil, false, Invalid("externalUserId", "externalUserId is required: 1-100 characters of A-Za-z0-9._:@-")
 	}
 	typ, ok, err := jsonString("type", in["type"])
 	if err != nil {
-		return Applicant{}, false, err
+		return Applicant{}, nil, false, err
 	}
 	if !ok {
 		typ = TypeIndividual
 	}
 	if typ != TypeIndividual && typ != TypeCompany {
-		return Applicant{}, false, Invalid("type", "type must be individual or company")
+		return Applicant{}, nil, false, Invalid("type", "type must be individual or company")
 	}
 	levelName, named, err := jsonString("verificationLevelName", in["verificationLevelName"])
 	if err != nil {
-		return Applicant{}, false, err
+		return Applicant{}, nil, false, err
 	}
 	if !named || levelName == "" {
 		levelName = s.settings.KYC.DefaultIndividualLevel
@@ -292,9 +303,10 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 		}
 	}
 	var out Applicant
+	var viewed []byte
 	var created bool
 	err = s.updateIn(env, func(t *txn) error {
-		created = false
+		created, viewed = false, nil
 		if a, err := t.getApplicant(env, extID); err == nil {
 			out = a.view()
 			return nil
@@ -350,10 +362,10 @@ func (s *Store) CreateApplicant(env Env, in ApplicantInput) (Applicant, bool, er
 		if err := t.event(env, a, "applicantCreated", nil); err != nil {
 			return err
 		}
-		out, created = a.view(), true
+		out, viewed, created = a.view(), a.viewed, true
 		return nil
 	})
-	return out, created, err
+	return out, viewed, created, err
 }
 
 // Applicant returns one applicant by externalUserId. Returns ENOTFOUND.
