@@ -33,7 +33,8 @@ func appendJSONStringPtr(b []byte, s *string) []byte {
 	return appendJSONString(b, *s)
 }
 
-// appendJSONTime appends t as Time.MarshalJSON writes it.
+// appendJSONTime appends t as JSON: null when zero, else the string in
+// TimeLayout (Time.MarshalJSON writes it so too).
 func appendJSONTime(b []byte, t Time) []byte {
 	if t.IsZero() {
 		return append(b, "null"...)

@@ -98,12 +98,8 @@ func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
 			msg := r.Error
 			a.ErrorMessage = &msg
 		}
-		woken := t.woken
-		if err := t.finishFirst(j); err != nil {
+		if err := t.finishFirst(j, r.NextClaimed); err != nil {
 			return err
-		}
-		if r.NextClaimed {
-			t.woken = woken
 		}
 		d.Attempts = append(d.Attempts, a)
 		d.AttemptCount++

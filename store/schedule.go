@@ -132,9 +132,10 @@ func queuePrefix(env Env, entity string) []byte {
 
 // finishFirst ends the first attempt of j, a job scheduled with an entity:
 // it leaves its entity's queue and the next one of that entity, if any, is
-// scheduled under the key it was given when it was enqueued. It does nothing
-// for other jobs or once done.
-func (t *txn) finishFirst(j Job) error {
+// scheduled under the key it was given when it was enqueued, waking the
+// dispatcher unless nextClaimed says it already runs that one (its chain,
+// NextFirst). It does nothing for other jobs or once done.
+func (t *txn) finishFirst(j Job, nextClaimed bool) error {
 	if j.Entity == "" || len(j.Key) != 16 {
 		return nil
 	}
@@ -152,7 +153,7 @@ func (t *txn) finishFirst(j Job) error {
 	if k == nil || !bytes.HasPrefix(k, prefix) || len(v) < 16 {
 		return nil
 	}
-	t.woken = true
+	t.woken = t.woken || !nextClaimed
 	if err := t.schedOf(j.Env).Put(bytes.Clone(v[:16]), bytes.Clone(v[16:])); err != nil {
 		return err
 	}
@@ -325,7 +326,7 @@ func (s *Store) RunJob(j Job) error {
 		if err := b.Delete(j.Key); err != nil {
 			return err
 		}
-		if err := t.finishFirst(j); err != nil { // the entity's next first attempt is due now
+		if err := t.finishFirst(j, false); err != nil { // the entity's next first attempt is due now
 			return err
 		}
 		var err error
@@ -369,7 +370,7 @@ func (s *Store) RunJob(j Job) error {
 			if err := t.unschedule(j.Key); err != nil {
 				return err
 			}
-			if err := t.finishFirst(j); err != nil {
+			if err := t.finishFirst(j, false); err != nil {
 				return err
 			}
 			return t.repairJob(j, cannot, minimal)

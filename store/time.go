@@ -31,10 +31,7 @@ func (t Time) String() string {
 
 // MarshalJSON implements json.Marshaler.
 func (t Time) MarshalJSON() ([]byte, error) {
-	if t.IsZero() {
-		return []byte("null"), nil
-	}
-	return []byte(`"` + t.String() + `"`), nil
+	return appendJSONTime(make([]byte, 0, len(TimeLayout)+2), t), nil
 }
 
 // UnmarshalJSON implements json.Unmarshaler; it accepts null and RFC 3339.
