@@ -434,7 +434,7 @@ func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *st
 	out := []Applicant{}
 	var next *string
 	err := s.viewIn(env, func(t *txn) error {
-		scan.seqs, scan.filters = t.env(env, "applicants_idx"), t.env(env, "applicants_by")
+		scan.seqs, scan.filters, scan.log = t.env(env, "applicants_idx"), t.env(env, "applicants_by"), t.logOf(env, "applicants_by")
 		var err error
 		next, err = scan.run(p, func(_ uint64, id []byte) (bool, error) {
 			a, err := t.listApplicant(env, string(id))

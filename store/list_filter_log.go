@@ -11,9 +11,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Write-behind filter indexes. The two indexes every withdrawal changes
-// most, deliveries_by and transactions_by, are not written by the
-// operation that changes a record. The operation appends one entry to the
+// Write-behind filter indexes. The indexes that every withdrawal and every
+// new applicant change, deliveries_by, transactions_by and applicants_by,
+// are not written by the operation that changes a record. The operation appends one entry to the
 // index's log instead, in the same transaction as the record:
 //
 //	<index>_log: log sequence (8 bytes) -> record seq (8) | change ...
@@ -41,10 +41,12 @@ const (
 )
 
 // loggedIndexes lists the filter indexes written behind.
-func loggedIndexes() []string { return []string{"deliveries_by", "transactions_by"} }
+func loggedIndexes() []string { return []string{"deliveries_by", "transactions_by", "applicants_by"} }
 
 // logged reports whether the filter index named list is written behind.
-func logged(list string) bool { return list == "deliveries_by" || list == "transactions_by" }
+func logged(list string) bool {
+	return list == "deliveries_by" || list == "transactions_by" || list == "applicants_by"
+}
 
 // logOf returns the log of env's write-behind filter index list.
 func (t *txn) logOf(env Env, list string) *bolt.Bucket { return t.env(env, list+"_log") }

@@ -87,8 +87,10 @@ func newestFirst(ids []string) []string {
 	return out
 }
 
-func TestApplicantFiltersReadIndexes(t *testing.T) {
-	s, _ := mustOpen(t, "", store.Options{})
+func TestApplicantFiltersReadIndexes(t *testing.T) { logStates(t, testApplicantFilters) }
+
+func testApplicantFilters(t *testing.T, settle func(*store.Store)) {
+	s, _ := mustOpen(t, "", store.Options{FoldDelay: -1})
 	env := store.Sandbox
 	create := func(id, typ string) error {
 		_, _, err := s.CreateApplicant(env, store.ApplicantInput{"externalUserId": json.RawMessage(`"` + id + `"`), "type": json.RawMessage(`"` + typ + `"`)})
@@ -130,6 +132,7 @@ func TestApplicantFiltersReadIndexes(t *testing.T) {
 		}
 		reviewed = append(reviewed, id)
 	}
+	settle(s)
 	list := func(f store.ApplicantFilter) listFunc {
 		return func(p store.Page) ([]string, *string, error) {
 			items, next, err := s.Applicants(env, f, p)
@@ -244,7 +247,7 @@ func logStates(t *testing.T, test func(t *testing.T, settle func(s *store.Store)
 				if err := s.FoldIndexes(); err != nil {
 					t.Fatal(err)
 				}
-				if n := s.Count(store.Sandbox, "deliveries_by_log") + s.Count(store.Sandbox, "transactions_by_log"); n != 0 {
+				if n := s.Count(store.Sandbox, "deliveries_by_log") + s.Count(store.Sandbox, "transactions_by_log") + s.Count(store.Sandbox, "applicants_by_log"); n != 0 {
 					t.Fatalf("%d log entries left after FoldIndexes", n)
 				}
 			})

@@ -360,7 +360,7 @@ const appendFillPercent = 0.95
 func appendFill(name string) bool {
 	switch name {
 	case "events", "deliveries", "deliveries_idx", "deliveries_by", "transactions", "transactions_idx", "transactions_by",
-		"deliveries_by_log", "transactions_by_log",
+		"deliveries_by_log", "transactions_by_log", "applicants_by_log",
 		"applicants_idx", "applicants_by", "applicant_ids", "vaults", "vaults_idx", "wallets", "wallets_idx", "wallets_by",
 		"history", "expiry":
 		return true
@@ -465,6 +465,7 @@ func envBuckets() []string {
 		"applicants",          // externalUserId -> applicant
 		"applicants_idx",      // seq -> externalUserId
 		"applicants_by",       // filter index: field | len | value | seq (list_filter.go)
+		"applicants_by_log",   // its changes not yet folded in (list_filter_log.go)
 		"applicant_ids",       // applicant id -> externalUserId
 		"applicant_views",     // externalUserId -> the applicant as GET renders it (JSON)
 		"sessions",            // token -> verification session
