@@ -181,7 +181,7 @@ func (t *txn) getApplicant(env Env, extID string) (*diskApplicant, error) {
 // putApplicant stores the applicant and its rendered view, so that a read
 // is a copy of bytes.
 func (t *txn) putApplicant(env Env, a *diskApplicant) error {
-	b, err := json.Marshal(a)
+	b, err := a.appendJSON(nil)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,8 @@ func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 	if err := t.trackReview(env, a); err != nil { // in-flight index (schedule_reconcile.go)
 		return err
 	}
-	if b, err = json.Marshal(a.view()); err != nil {
+	v := a.view()
+	if b, err = v.appendJSON(nil); err != nil {
 		return err
 	}
 	a.viewed = b
