@@ -208,8 +208,13 @@ func TestLocks(t *testing.T) {
 	if in.expect(200, "GET", "/v1/applicants/lk", nil).m(t)["info"].(map[string]any)["lastName"] != "L" {
 		t.Errorf("half-written patch")
 	}
+	// A field locked again takes its place in field order.
+	a = in.expect(200, "PATCH", "/v1/applicants/lk", map[string]any{"firstName": "Ada"}).m(t)
+	if fmt.Sprint(a["lockedFields"]) != "[firstName lastName nationality]" {
+		t.Errorf("locked again: %v", a["lockedFields"])
+	}
 	in.expect(404, "PATCH", "/v1/applicants/nobody", map[string]any{"firstName": "x"})
-	want := []string{"applicant.updated:partner", "applicant.updated:partner", "applicant.created:partner"}
+	want := []string{"applicant.updated:partner", "applicant.updated:partner", "applicant.updated:partner", "applicant.created:partner"}
 	if h := in.historyTypes("lk"); !slices.Equal(h, want) {
 		t.Fatalf("history %v, want %v", h, want)
 	}

@@ -219,7 +219,6 @@ func (a *diskApplicant) lock(field string) {
 	if inList(a.Locked, field) {
 		return
 	}
-	a.Locked = append(a.Locked, field)
 	order := fieldsOf(a.Type)
 	idx := func(f string) int {
 		for i, o := range order {
@@ -229,7 +228,11 @@ func (a *diskApplicant) lock(field string) {
 		}
 		return len(order)
 	}
-	sort.SliceStable(a.Locked, func(i, j int) bool { return idx(a.Locked[i]) < idx(a.Locked[j]) })
+	in := len(a.Locked) == 0 || idx(a.Locked[len(a.Locked)-1]) <= idx(field) // still in field order: no sort
+	a.Locked = append(a.Locked, field)
+	if !in {
+		sort.SliceStable(a.Locked, func(i, j int) bool { return idx(a.Locked[i]) < idx(a.Locked[j]) })
+	}
 }
 
 func (a *diskApplicant) unlock(field string) {

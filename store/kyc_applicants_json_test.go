@@ -120,3 +120,22 @@ func TestApplicantJSONAsEncodingJSON(t *testing.T) {
 		sameJSON(t, "random applicant", got, w)
 	}
 }
+
+// TestJSONStringAsUnmarshal: jsonString reads every JSON string value as
+// json.Unmarshal does, taking its fast path or not: escapes, HTML
+// characters, multi-byte and invalid UTF-8, raw control characters.
+func TestJSONStringAsUnmarshal(t *testing.T) {
+	raws := []string{`"a\u0041\/b"`, `"tab\tinside"`, "\"raw \xff byte\"", `"  spaced "`, `""`, `"\"q\""`}
+	for _, s := range jsonSamples {
+		b, _ := json.Marshal(s)
+		raws = append(raws, string(b), `"`+s+`"`)
+	}
+	for _, raw := range raws {
+		var want string
+		wantErr := json.Unmarshal([]byte(raw), &want) != nil
+		got, ok, err := jsonString("f", json.RawMessage(raw))
+		if (err != nil) != wantErr || (!wantErr && (!ok || got != want)) {
+			t.Errorf("%q: got %q, %v, %v; json.Unmarshal: %q, error %v", raw, got, ok, err, want, wantErr)
+		}
+	}
+}

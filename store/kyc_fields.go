@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Applicant types.
@@ -165,11 +166,33 @@ func jsonString(field string, raw json.RawMessage) (string, bool, error) {
 	if isNull(raw) {
 		return "", false, nil
 	}
+	if s, ok := plainJSONString(raw); ok {
+		return s, true, nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false, Invalid(field, "%s must be a string", field)
 	}
 	return s, true, nil
+}
+
+// plainJSONString returns the string raw holds when it is a JSON string
+// with nothing to decode (no escape, valid UTF-8): what json.Unmarshal
+// would return, without its reflection.
+func plainJSONString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }
 
 func isNull(raw json.RawMessage) bool {
