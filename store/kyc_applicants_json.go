@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -66,14 +67,7 @@ func (o *jsonObject) marshal(k string, v any) error {
 }
 
 // sortedKeys returns the keys of m in the order encoding/json writes them.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func (o *jsonObject) documents(k string, docs []Document) {
 	o.key(k)
