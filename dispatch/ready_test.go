@@ -154,3 +154,76 @@ func TestStaleReadyJobGoesBack(t *testing.T) {
 		t.Errorf("%d jobs still ready", len(d.ready))
 	}
 }
+
+// gatedStore is a backlogStore whose records wait for gate, so that the
+// claims of ended attempts stay pending; wake is what the store calls
+// when a commit enqueues work (OnWork).
+type gatedStore struct {
+	backlogStore
+	gate     chan struct{}
+	recorded chan string
+	wake     func()
+}
+
+func (s *gatedStore) OnWork(fn func()) { s.wake = fn }
+
+func (s *gatedStore) RecordAttempt(j store.Job, r store.AttemptResult) error {
+	s.recorded <- j.ID
+	<-s.gate
+	return s.backlogStore.RecordAttempt(j, r)
+}
+
+func (s *gatedStore) schedule(id, url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scheduled["k"+id] = store.Job{Key: []byte("k" + id), Kind: store.JobDelivery, Env: store.Sandbox, ID: id,
+		Delivery: &store.DeliveryTask{DeliveryID: id, URL: url, Payload: []byte("{}"), Attempt: 1, RoundAttempt: 1}}
+}
+
+// TestRecordsLetTheLoopLookAgain: when the loop finds no room because the
+// claims of ended attempts wait for their records (the bound on claims,
+// 4 × Concurrency), the records' ends wake it to look again; nothing else
+// would (no slot frees, the poll interval is an hour away). The loop's
+// passes are driven by hand here, so what wakes it is seen.
+func TestRecordsLetTheLoopLookAgain(t *testing.T) {
+	const concurrency = 1
+	rc := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer rc.Close()
+	st := &gatedStore{backlogStore: backlogStore{scheduled: map[string]store.Job{}, sent: map[string]int{}, done: make(chan struct{})},
+		gate: make(chan struct{}), recorded: make(chan string, 8)}
+	for i := range 4 * concurrency {
+		st.schedule(fmt.Sprintf("d%d", i), rc.URL)
+	}
+	d := New(st, Config{PollInterval: time.Hour, Concurrency: concurrency}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer func() {
+		close(st.gate)
+		d.wg.Wait()
+	}()
+	for pending := 0; pending < 4*concurrency; { // every claim the bound allows waits for its record
+		d.claim()
+		select {
+		case <-st.recorded:
+			pending++
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d attempts ended, want %d", pending, 4*concurrency)
+		}
+	}
+	st.schedule("late", rc.URL)
+	scans := st.scans
+	d.claim() // as the late job's commit would wake it: no room
+	if st.scans != scans || !d.backlog {
+		t.Fatalf("the loop read the schedule (%d scans, backlog %v) with every claim pending", st.scans-scans, d.backlog)
+	}
+	select {
+	case <-d.wake:
+	default:
+	}
+	close(st.gate)
+	d.wg.Wait() // every record done, its claim's end handled
+	st.gate = make(chan struct{})
+	select {
+	case <-d.wake:
+	default:
+		t.Fatal("the records made room under the bound on claims, but nothing woke the loop to look again")
+	}
+}

@@ -37,6 +37,9 @@ func dispatching(t *testing.T, s *store.Store, cfg dispatch.Config) (stop func()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
+	for !d.Running() { // commits hand their work over from now on
+		time.Sleep(time.Millisecond)
+	}
 	stopped := false
 	stop = func() {
 		if !stopped {
