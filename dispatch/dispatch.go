@@ -114,6 +114,7 @@ type Dispatcher struct {
 	busy     int               // jobs running: HTTP attempts or simulator steps
 	ready    []claimedJob      // claimed, in due order, waiting for a slot
 	backlog  bool              // the last scan may have left due jobs unclaimed
+	full     bool              // the last pass found the bound on claims reached: the next record's end wakes the loop (do)
 	finished []finished        // recorded jobs whose claims the loop releases
 	wg       sync.WaitGroup
 	// scanning: a read of the schedule is in flight (claim); offered, the
@@ -351,9 +352,11 @@ func (d *Dispatcher) claim() time.Duration {
 	want := min(free+d.cfg.Concurrency-len(d.ready), 4*d.cfg.Concurrency-pending)
 	if free <= 0 || want <= 0 {
 		d.backlog = true
+		d.full = 4*d.cfg.Concurrency-pending <= 0
 		d.mu.Unlock()
 		return wait
 	}
+	d.full = false
 	d.scanning = true
 	d.mu.Unlock()
 	jobs, next, err := d.st.Due(now, want, d.claimed)
@@ -542,11 +545,12 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 		// may be due at once (a retry, a simulator's next step). Delivered
 		// ones are released here once Concurrency of them have gathered,
 		// unless a scan is in flight (release): waking the loop to release
-		// them cost a scan, which read every entry still in flight. A
-		// record also makes room under the bound on claims, which the
-		// loop's last pass may have found full (backlog): then it looks
-		// again, as when a slot frees (free).
-		wake := !done || (d.backlog && len(d.ready) == 0)
+		// them cost a scan, which read every entry still in flight. But
+		// when the loop's last pass found the bound on claims reached
+		// (full), records are what make room, and no slot may free to
+		// send it back (free): the first record's end wakes it.
+		wake := !done || d.full
+		d.full = false
 		if !wake && len(d.finished) >= d.cfg.Concurrency {
 			if d.scanning {
 				wake = true
