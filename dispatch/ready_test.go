@@ -195,8 +195,9 @@ func TestRecordsLetTheLoopLookAgain(t *testing.T) {
 		st.schedule(fmt.Sprintf("d%d", i), rc.URL)
 	}
 	d := New(st, Config{PollInterval: time.Hour, Concurrency: concurrency}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	record := sync.OnceFunc(func() { close(st.gate) })
 	defer func() {
-		close(st.gate)
+		record()
 		d.wg.Wait()
 	}()
 	for pending := 0; pending < 4*concurrency; { // every claim the bound allows waits for its record
@@ -211,16 +212,18 @@ func TestRecordsLetTheLoopLookAgain(t *testing.T) {
 	st.schedule("late", rc.URL)
 	scans := st.scans
 	d.claim() // as the late job's commit would wake it: no room
-	if st.scans != scans || !d.backlog {
-		t.Fatalf("the loop read the schedule (%d scans, backlog %v) with every claim pending", st.scans-scans, d.backlog)
+	d.mu.Lock()
+	backlog := d.backlog
+	d.mu.Unlock()
+	if st.scans != scans || !backlog {
+		t.Fatalf("the loop read the schedule (%d scans, backlog %v) with every claim pending", st.scans-scans, backlog)
 	}
 	select {
 	case <-d.wake:
 	default:
 	}
-	close(st.gate)
+	record()
 	d.wg.Wait() // every record done, its claim's end handled
-	st.gate = make(chan struct{})
 	select {
 	case <-d.wake:
 	default:
