@@ -39,22 +39,25 @@ func (o *jsonObject) member(k string) {
 func (o *jsonObject) boolean(k string, v bool) { o.key(k); o.b = strconv.AppendBool(o.b, v) }
 func (o *jsonObject) integer(k string, v int)  { o.key(k); o.b = strconv.AppendInt(o.b, int64(v), 10) }
 
-// strings appends a list of strings; nil is null, as encoding/json has it.
-func (o *jsonObject) strings(k string, v []string) {
+// list appends items as the array member k, each through elem; nil is
+// null, as encoding/json has it.
+func list[T any](o *jsonObject, k string, items []T, elem func(b []byte, item T) []byte) {
 	o.key(k)
-	if v == nil {
+	if items == nil {
 		o.b = append(o.b, "null"...)
 		return
 	}
 	o.b = append(o.b, '[')
-	for i, s := range v {
+	for i, item := range items {
 		if i > 0 {
 			o.b = append(o.b, ',')
 		}
-		o.b = appendJSONString(o.b, s)
+		o.b = elem(o.b, item)
 	}
 	o.b = append(o.b, ']')
 }
+
+func (o *jsonObject) strings(k string, v []string) { list(o, k, v, appendJSONString) }
 
 // marshal appends v through encoding/json.
 func (o *jsonObject) marshal(k string, v any) error {
@@ -70,18 +73,9 @@ func (o *jsonObject) marshal(k string, v any) error {
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func (o *jsonObject) documents(k string, docs []Document) {
-	o.key(k)
-	if docs == nil {
-		o.b = append(o.b, "null"...)
-		return
-	}
-	o.b = append(o.b, '[')
-	for i, d := range docs {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
+	list(o, k, docs, func(b []byte, d Document) []byte {
 		var e jsonObject
-		e.start(o.b)
+		e.start(b)
 		e.str("kind", d.Kind)
 		e.nullStr("side", d.Side)
 		e.nullStr("docType", d.DocType)
@@ -89,9 +83,8 @@ func (o *jsonObject) documents(k string, docs []Document) {
 		e.time("uploadedAtUtc", d.UploadedAtUtc)
 		e.str("sha256", d.SHA256)
 		e.str("contentType", d.ContentType)
-		o.b = e.end()
-	}
-	o.b = append(o.b, ']')
+		return e.end()
+	})
 }
 
 func (o *jsonObject) review(k string, r Review) {
@@ -108,18 +101,9 @@ func (o *jsonObject) review(k string, r Review) {
 }
 
 func (o *jsonObject) steps(k string, steps []Step) {
-	o.key(k)
-	if steps == nil {
-		o.b = append(o.b, "null"...)
-		return
-	}
-	o.b = append(o.b, '[')
-	for i, s := range steps {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
+	list(o, k, steps, func(b []byte, s Step) []byte {
 		var e jsonObject
-		e.start(o.b)
+		e.start(b)
 		e.str("kind", s.Kind)
 		e.boolean("optional", s.Optional)
 		e.str("reviewStatus", s.ReviewStatus)
@@ -128,9 +112,8 @@ func (o *jsonObject) steps(k string, steps []Step) {
 		e.strings("rejectLabels", s.RejectLabels)
 		e.nullStr("moderationComment", s.ModerationComment)
 		e.time("lastUpdatedAtUtc", s.LastUpdatedAtUtc)
-		o.b = e.end()
-	}
-	o.b = append(o.b, ']')
+		return e.end()
+	})
 }
 
 // appendJSON appends the stored form of a.
