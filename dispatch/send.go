@@ -128,8 +128,11 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 		return res
 	}
 	// One deadline bounds the whole attempt: connecting, writing, reading
-	// the answer (conn.go).
-	deadline := time.Now().Add(s.cfg.AttemptTimeout)
+	// the answer (conn.go). The attempt's duration is measured from the
+	// same instant, so a timed-out attempt never reports less than the
+	// timeout.
+	start := time.Now()
+	deadline := start.Add(s.cfg.AttemptTimeout)
 	req := &request{url: u, body: task.Payload}
 	if _, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err != nil && u.Scheme == "http" {
 		// Plain http to a name: the policy depends on what the name resolves
@@ -152,7 +155,6 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 		req.header = append(req.header, [2]string{"X-Webhook-Test", "true"})
 	}
 
-	start := time.Now()
 	resp, c, err := s.exchange(req, deadline)
 	if err != nil {
 		res.Duration = time.Since(start)
