@@ -48,9 +48,7 @@ const (
 func loggedIndexes() []string { return []string{"deliveries_by", "transactions_by", "applicants_by"} }
 
 // logged reports whether the filter index named list is written behind.
-func logged(list string) bool {
-	return list == "deliveries_by" || list == "transactions_by" || list == "applicants_by"
-}
+func logged(list string) bool { return slices.Contains(loggedIndexes(), list) }
 
 // logOf returns the log of env's write-behind filter index list.
 func (t *txn) logOf(env Env, list string) *bolt.Bucket { return t.env(env, list+"_log") }
