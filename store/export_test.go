@@ -112,6 +112,18 @@ func (s *Store) EnqueueN(env Env, dest, eventType, entityType, entityID string, 
 	})
 }
 
+// QueueFill is how full the entity queues' leaf pages are: the bytes their
+// entries use over the bytes of the pages that hold them.
+func (s *Store) QueueFill() float64 {
+	var fill float64
+	s.view(func(t *txn) error {
+		st := t.Bucket(bucketQueue).Stats()
+		fill = float64(st.LeafInuse) / float64(st.LeafAlloc)
+		return nil
+	})
+	return fill
+}
+
 // ScheduleReads is how many schedule entries Due and the sandbox clock's
 // moves (AdvanceClock) have read so far.
 func (s *Store) ScheduleReads() int64 { return s.stats.scheduleReads.Load() }

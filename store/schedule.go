@@ -103,7 +103,7 @@ func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity str
 	if entity != "" {
 		v += "\n" + entity
 		prefix := queuePrefix(env, entity)
-		q := t.Bucket(bucketQueue)
+		q := queueOf(t.Tx)
 		first, _ := q.Cursor().Seek(prefix)
 		waiting := first != nil && bytes.HasPrefix(first, prefix)
 		if err := q.Put(append(prefix, key[8:]...), append(bytes.Clone(key), v...)); err != nil {
@@ -119,6 +119,17 @@ func (t *txn) scheduleEntity(due time.Time, kind string, env Env, id, entity str
 	}
 	t.woken = t.woken || !offer
 	return key, true, nil
+}
+
+// queueOf returns the entity queues' bucket. Within each entity's prefix
+// the keys append (schedule sequences), so its pages split full, as the
+// schedule's do. At bbolt's default fill the pages stayed half empty and
+// the queues dirtied 9.3 of the 67 pages of a commit in complyperf's write
+// phase (the wallet's backlog is a queue 13k deep); full, 7.0 of 63.
+func queueOf(tx *bolt.Tx) *bolt.Bucket {
+	q := tx.Bucket(bucketQueue)
+	q.FillPercent = appendFillPercent
+	return q
 }
 
 // queuePrefix is the key prefix of an entity's queue of first attempts:
@@ -140,7 +151,7 @@ func (t *txn) finishFirst(j Job, nextClaimed bool) error {
 		return nil
 	}
 	prefix := queuePrefix(j.Env, j.Entity)
-	q := t.Bucket(bucketQueue)
+	q := queueOf(t.Tx)
 	own := append(bytes.Clone(prefix), j.Key[8:]...)
 	if q.Get(own) == nil {
 		return nil
@@ -517,7 +528,7 @@ func migrateQueue(tx *bolt.Tx) error {
 	if meta.Get(metaQueue) != nil {
 		return nil
 	}
-	sched, q := tx.Bucket(bucketSchedule), tx.Bucket(bucketQueue)
+	sched, q := tx.Bucket(bucketSchedule), queueOf(tx)
 	type entry struct{ k, v []byte }
 	var queued []entry
 	err := sched.ForEach(func(k, v []byte) error {

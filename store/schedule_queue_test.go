@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,5 +151,28 @@ func TestQueueMigration(t *testing.T) {
 	}
 	if want := "a1 b1|a2|a3||"; strings.Join(got, "|") != want {
 		t.Errorf("rounds %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
+// TestQueuePagesSplitFull: an entity's queue only appends, so its pages
+// split full. A wallet's backlog of first attempts, each enqueued in its
+// own commit with a new transaction's first attempt beside it (as
+// withdrawals enqueue them), leaves the queues' leaf pages at least 85 %
+// full; bbolt's default split left them at about half.
+func TestQueuePagesSplitFull(t *testing.T) {
+	s, _ := mustOpen(t, "", store.Options{NoSync: true})
+	if _, err := s.SetWebhook(context.Background(), store.Sandbox, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1500 {
+		if err := s.EnqueueN(store.Sandbox, store.DestCustody, "balance.updated", "wallet", "W", 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.EnqueueN(store.Sandbox, store.DestCustody, "transaction.created", "transaction", fmt.Sprintf("T%06d", i), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fill := s.QueueFill(); fill < 0.85 {
+		t.Errorf("the entity queues' leaf pages are %.0f %% full, want at least 85 %%", 100*fill)
 	}
 }
