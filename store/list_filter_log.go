@@ -36,7 +36,7 @@ import (
 // "pending" of a delivery delivered a few milliseconds later) never
 // reaches the index at all.
 // Measured under complyperf's write phase: bbolt page writes 35k -> 27k per
-// second at the same throughput (README, Performance). Under its applicant
+// second at the same throughput (docs/performance.md). Under its applicant
 // phase applicants_by was 6.8 of the ~50 pages a commit wrote, the most of
 // any bucket; with its log, 2.3 for the two.
 const (
