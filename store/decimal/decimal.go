@@ -7,6 +7,7 @@ package decimal
 import (
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -57,11 +58,38 @@ func ParseUnits(field, s string, decimals int) (*big.Int, error) {
 		return nil, invalid(field, "%s has %d fraction digits; this asset has %d decimals", field, len(frac), decimals)
 	}
 	digits := intPart + frac + strings.Repeat("0", decimals-len(frac))
-	v, ok := new(big.Int).SetString("0"+digits, 10)
+	v, ok := parseDigits(digits)
 	if !ok {
 		return nil, invalid(field, "%s is not a decimal number", field)
 	}
 	return v, nil
+}
+
+// parseDigits parses a decimal integer as big.Int.SetString does ("" is
+// zero). Amounts and balances nearly always fit 64 bits, and strconv parses
+// those without SetString's allocations.
+func parseDigits(s string) (*big.Int, bool) {
+	if s == "" {
+		return new(big.Int), true
+	}
+	if len(s) <= 19 {
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return new(big.Int).SetUint64(u), true
+		}
+	}
+	return new(big.Int).SetString(s, 10)
+}
+
+// pow10 returns 10^n, n >= 0.
+func pow10(n int) *big.Int {
+	if n <= 19 {
+		p := uint64(1)
+		for range n {
+			p *= 10
+		}
+		return new(big.Int).SetUint64(p)
+	}
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
 }
 
 // ParseAmount is ParseUnits for an amount, which must also be positive.
@@ -130,14 +158,14 @@ func USDValue(units *big.Int, decimals int, price string) *string {
 	shift := decimals + len(frac) - usdDecimals
 	prod := new(big.Int).Mul(units, p)
 	if shift > 0 {
-		div := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(shift)), nil)
+		div := pow10(shift)
 		q, r := new(big.Int).QuoRem(prod, div, new(big.Int))
 		if new(big.Int).Mul(r, big.NewInt(2)).Cmp(div) >= 0 {
 			q.Add(q, big.NewInt(1))
 		}
 		prod = q
 	} else if shift < 0 {
-		prod.Mul(prod, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-shift)), nil))
+		prod.Mul(prod, pow10(-shift))
 	}
 	s := FormatUnits(prod, usdDecimals)
 	return &s
@@ -146,10 +174,7 @@ func USDValue(units *big.Int, decimals int, price string) *string {
 // ParseBaseUnits reads a base-unit amount written as a decimal integer
 // string, as the store keeps balances and ledger entries; "" is zero.
 func ParseBaseUnits(s string) (*big.Int, error) {
-	if s == "" {
-		return new(big.Int), nil
-	}
-	v, ok := new(big.Int).SetString(s, 10)
+	v, ok := parseDigits(s)
 	if !ok {
 		return nil, fmt.Errorf("stored amount %q is not an integer", s)
 	}

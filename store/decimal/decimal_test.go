@@ -3,6 +3,10 @@ package decimal_test
 import (
 	"errors"
 	"math/big"
+	mathrand "math/rand"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/complybox/complybox/store/decimal"
@@ -98,6 +102,82 @@ func TestRoundTrip(t *testing.T) {
 		again, err := decimal.ParseUnits("amount", decimal.FormatUnits(v, 18), 18)
 		if err != nil || again.Cmp(v) != 0 {
 			t.Errorf("%q: round trip gave %v, %v", in, again, err)
+		}
+	}
+}
+
+// TestUSDValue checks the USD value against exact rational arithmetic,
+// rounded half up to cents, across the sizes where the arithmetic changes
+// path (products and powers of ten beyond 64 bits).
+func TestUSDValue(t *testing.T) {
+	for _, c := range []struct {
+		units    string
+		decimals int
+		price    string
+		want     string
+	}{
+		{"1500000", 6, "2", "3"},
+		{"1", 6, "0.5", "0"},        // 0.0000005 rounds down
+		{"10000", 6, "0.5", "0.01"}, // 0.005 rounds half up
+		{"2500000000000000000", 18, "3412.123456", "8530.31"},
+		{"12345", 0, "0.01", "123.45"}, // no shift
+		{"7", 0, "3", "21"},            // the product gains cents
+		{"123456789012345678901234567890", 18, "99999.999999", "12345678901111111.1"},
+	} {
+		units, _ := new(big.Int).SetString(c.units, 10)
+		got := decimal.USDValue(units, c.decimals, c.price)
+		if got == nil || *got != c.want {
+			t.Errorf("USDValue(%s, %d, %s) = %v, want %s", c.units, c.decimals, c.price, got, c.want)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		units := new(big.Int).Rand(r2big(r), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(r.IntN(32))), nil))
+		decimals := r.IntN(19)
+		price := strconv.FormatUint(r.Uint64N(1_000_000), 10)
+		if f := r.IntN(7); f > 0 {
+			price += "." + strconv.FormatUint(r.Uint64N(1_000_000), 10)[:1] + strings.Repeat("7", f-1)
+		}
+		if got, want := decimal.USDValue(units, decimals, price), usdExact(units, decimals, price); got == nil || *got != want {
+			t.Fatalf("USDValue(%s, %d, %s) = %v, want %s", units, decimals, price, got, want)
+		}
+	}
+	if got := decimal.USDValue(big.NewInt(1), 6, "abc"); got != nil {
+		t.Errorf("USDValue with price %q = %q, want nil", "abc", *got)
+	}
+}
+
+// usdExact is units / 10^decimals × price rounded half up to cents.
+func usdExact(units *big.Int, decimals int, price string) string {
+	p, _ := new(big.Rat).SetString(price)
+	v := new(big.Rat).SetFrac(units, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil))
+	v.Mul(v, p).Mul(v, big.NewRat(100, 1))
+	cents := new(big.Int).Quo(v.Num(), v.Denom())
+	if rem := new(big.Rat).Sub(v, new(big.Rat).SetInt(cents)); rem.Cmp(big.NewRat(1, 2)) >= 0 {
+		cents.Add(cents, big.NewInt(1))
+	}
+	return decimal.FormatUnits(cents, 2)
+}
+
+func r2big(r *rand.Rand) *mathrand.Rand { return mathrand.New(mathrand.NewSource(int64(r.Uint64()))) }
+
+// TestParseBaseUnits checks stored amounts on both sides of 64 bits, and
+// that what is not a decimal integer is refused as big.Int.SetString would.
+func TestParseBaseUnits(t *testing.T) {
+	for _, in := range []string{"0", "5", "-5", "+5", "007", "9999999999999999999", "18446744073709551615",
+		"18446744073709551616", "-18446744073709551616", "123456789012345678901234567890"} {
+		want, _ := new(big.Int).SetString(in, 10)
+		got, err := decimal.ParseBaseUnits(in)
+		if err != nil || got.Cmp(want) != 0 {
+			t.Errorf("ParseBaseUnits(%q) = %v, %v, want %s", in, got, err, want)
+		}
+	}
+	if got, err := decimal.ParseBaseUnits(""); err != nil || got.Sign() != 0 {
+		t.Errorf("ParseBaseUnits(\"\") = %v, %v, want 0", got, err)
+	}
+	for _, in := range []string{"abc", "1.5", "1_000", " 1", "0x10", "-", "1e3"} {
+		if got, err := decimal.ParseBaseUnits(in); err == nil {
+			t.Errorf("ParseBaseUnits(%q) = %v, want an error", in, got)
 		}
 	}
 }
