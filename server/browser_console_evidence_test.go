@@ -97,6 +97,11 @@ func TestBrowserConsoleEvidence(t *testing.T) {
 	if dc[0] < ev[1]-1 || dc[2] > ev[2]+200 || dc[1] > 1280 {
 		t.Errorf("at 1280 px evidence %v and decision %v are not side by side", ev, dc)
 	}
+	// The steps table fits its column: no scrolling inside its box on a
+	// laptop (its box scrolls only on a phone).
+	if w := eval[[]int](tb, `(() => { const b = document.querySelector('#steps'); return [b.scrollWidth, b.clientWidth] })()`); w[0] > w[1] {
+		t.Errorf("at 1280 px the steps table is %d px wide in a %d px box: it scrolls sideways; columns %s", w[0], w[1], eval[string](tb, `Array.from(document.querySelectorAll('#steps th')).map(e => e.textContent + ' ' + Math.round(e.getBoundingClientRect().width)).join(', ')`))
+	}
 	tb.click("button.rotate")
 	tb.a11y()
 	tb.shot("console-evidence-desktop")

@@ -90,6 +90,9 @@ func TestBrowserConsoleDecision(t *testing.T) {
 	tb.submit("#decision button[type=submit]")
 	tb.contains("The decision was recorded.", "RED", "FINAL", "Forgery", "The document appears to have been altered or forged.")
 	tb.a11y()
+	if w := eval[[]int](tb, `(() => { const b = document.querySelector('#steps'); return [b.scrollWidth, b.clientWidth] })()`); w[0] > w[1] {
+		t.Errorf("at 1280 px the decided steps table is %d px wide in a %d px box: it scrolls sideways", w[0], w[1])
+	}
 
 	got := rc.nextOfType(t, "applicantReviewed")
 	if !strings.Contains(string(got.Body), `"FORGERY"`) {
