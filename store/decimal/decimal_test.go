@@ -2,11 +2,11 @@ package decimal_test
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"math/big"
-	mathrand "math/rand"
-	"math/rand/v2"
+	"math/rand"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/complybox/complybox/store/decimal"
@@ -130,13 +130,13 @@ func TestUSDValue(t *testing.T) {
 			t.Errorf("USDValue(%s, %d, %s) = %v, want %s", c.units, c.decimals, c.price, got, c.want)
 		}
 	}
-	r := rand.New(rand.NewPCG(1, 2))
+	r := rand.New(rand.NewSource(1))
 	for range 2000 {
-		units := new(big.Int).Rand(r2big(r), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(r.IntN(32))), nil))
-		decimals := r.IntN(19)
-		price := strconv.FormatUint(r.Uint64N(1_000_000), 10)
-		if f := r.IntN(7); f > 0 {
-			price += "." + strconv.FormatUint(r.Uint64N(1_000_000), 10)[:1] + strings.Repeat("7", f-1)
+		units := new(big.Int).Rand(r, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(r.Intn(32))), nil))
+		decimals := r.Intn(19) // with up to 6 price digits, shifts from -2 to 22
+		price := strconv.Itoa(r.Intn(1_000_000))
+		if f := r.Intn(7); f > 0 {
+			price += fmt.Sprintf(".%0*d", f, r.Intn(int(math.Pow10(f))))
 		}
 		if got, want := decimal.USDValue(units, decimals, price), usdExact(units, decimals, price); got == nil || *got != want {
 			t.Fatalf("USDValue(%s, %d, %s) = %v, want %s", units, decimals, price, got, want)
@@ -158,8 +158,6 @@ func usdExact(units *big.Int, decimals int, price string) string {
 	}
 	return decimal.FormatUnits(cents, 2)
 }
-
-func r2big(r *rand.Rand) *mathrand.Rand { return mathrand.New(mathrand.NewSource(int64(r.Uint64()))) }
 
 // TestParseBaseUnits checks stored amounts on both sides of 64 bits, and
 // that what is not a decimal integer is refused as big.Int.SetString would.
