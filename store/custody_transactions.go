@@ -86,7 +86,7 @@ type diskTransaction struct {
 	indexed []fkey // the filter-index keys as stored; nil until first written
 }
 
-// Filter-index fields of transactions (transactions_by, see list_filter.go).
+// Filter-index fields of transactions (transactions_bits, see list_filter.go).
 const (
 	fTxVault  byte = 'v'
 	fTxWallet byte = 'w' // source and credited wallet: one key each
@@ -231,7 +231,7 @@ func (t *txn) putTransactionBytes(env Env, x diskTransaction, rec []byte) error 
 	if err := idx.Put(itob(x.seq), rec); err != nil {
 		return err
 	}
-	if err := t.reindex(env, "transactions_by", x.seq, x.indexed, x.filterKeys()); err != nil {
+	if err := t.reindex(env, "transactions_bits", x.seq, x.indexed, x.filterKeys()); err != nil {
 		return err
 	}
 	l, err := json.Marshal(x.txLedger)
@@ -713,7 +713,7 @@ func (s *Store) Transactions(env Env, f TransactionFilter, p Page) ([]Transactio
 	out := []Transaction{}
 	var next *string
 	err := s.viewIn(env, func(t *txn) error {
-		scan := listScan{seqs: t.env(env, "transactions_idx"), filters: t.env(env, "transactions_by"), log: t.logOf(env, "transactions_by"), keys: f.keys()}
+		scan := listScan{seqs: t.env(env, "transactions_idx"), filters: t.env(env, "transactions_bits"), log: t.logOf(env, "transactions_bits"), keys: f.keys()}
 		var err error
 		next, err = scan.run(p, func(_ uint64, rec []byte) (bool, error) {
 			s.listDecodes.Add(1)

@@ -176,3 +176,16 @@ func (s *Store) EnqueueThenFail(env Env, dest, eventType, entityType, entityID s
 		return errors.New("the operation fails after enqueueing")
 	})
 }
+
+// IndexEntries returns how many records the bitmap index name of env
+// holds, a set bit each (list_filter_bits.go).
+func (s *Store) IndexEntries(env Env, name string) int {
+	n := 0
+	s.view(func(t *txn) error {
+		return t.env(env, name).ForEach(func(k, v []byte) error {
+			eachBit(k, v, func(uint64) bool { n++; return true })
+			return nil
+		})
+	})
+	return n
+}

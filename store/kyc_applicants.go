@@ -119,7 +119,7 @@ type diskApplicant struct {
 	viewed  []byte // the view's JSON as putApplicant last stored it
 }
 
-// Filter-index fields of applicants (applicants_by, see list_filter.go).
+// Filter-index fields of applicants (applicants_bits, see list_filter.go).
 const (
 	fApplicantStatus       byte = 's'
 	fApplicantReviewStatus byte = 'r'
@@ -189,7 +189,7 @@ func (t *txn) putApplicant(env Env, a *diskApplicant) error {
 		return err
 	}
 	keys := a.filterKeys()
-	if err := t.reindex(env, "applicants_by", a.Seq, a.indexed, keys); err != nil {
+	if err := t.reindex(env, "applicants_bits", a.Seq, a.indexed, keys); err != nil {
 		return err
 	}
 	a.indexed = keys
@@ -438,7 +438,7 @@ func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *st
 	out := []Applicant{}
 	var next *string
 	err := s.viewIn(env, func(t *txn) error {
-		scan.seqs, scan.filters, scan.log = t.env(env, "applicants_idx"), t.env(env, "applicants_by"), t.logOf(env, "applicants_by")
+		scan.seqs, scan.filters, scan.log = t.env(env, "applicants_idx"), t.env(env, "applicants_bits"), t.logOf(env, "applicants_bits")
 		var err error
 		next, err = scan.run(p, func(_ uint64, id []byte) (bool, error) {
 			a, err := t.listApplicant(env, string(id))

@@ -26,10 +26,12 @@ import (
 // The entries are written in the same transaction as the record, on every
 // create and every change of an indexed value (old key removed, new key
 // added): the record types keep the keys they were read with (their
-// unexported indexed field) and reindex writes the difference. For the two
-// busiest indexes, deliveries_by and transactions_by, the difference goes
-// to the index's log in that transaction and reaches the index a little
-// later, in batches; lists read both (list_filter_log.go).
+// unexported indexed field) and reindex writes the difference. For the
+// busiest indexes, deliveries_bits, transactions_bits and applicants_bits,
+// the difference goes to the index's log in that transaction and reaches
+// the index a little later, in batches; lists read both
+// (list_filter_log.go). Those indexes keep a bitmap per (field, value) and
+// block of sequences instead of a key per record (list_filter_bits.go).
 //
 // A filtered page walks the sequences that carry every requested key, newest
 // first. With one filter that is a reverse prefix scan; with several it is a
@@ -125,7 +127,7 @@ func (t *txn) reindex(env Env, list string, seq uint64, old, cur []fkey) error {
 	} else if err := reindex(t.env(env, list), seq, old, cur); err != nil {
 		return err
 	}
-	if list == "deliveries_by" {
+	if list == "deliveries_bits" {
 		if err := t.countDelivery(env, old, cur); err != nil {
 			return err
 		}
@@ -241,8 +243,12 @@ func (l listScan) seeker() func(bound uint64) (uint64, bool) {
 		cursors[i], prefixes[i] = l.filters.Cursor(), k.prefix()
 	}
 	seek := func(i int, bound uint64) (uint64, bool) { return seekLE(cursors[i], prefixes[i], bound) }
-	if u := readLog(l.log, prefixes); u != nil {
-		seek = func(i int, bound uint64) (uint64, bool) { return u.seekLE(i, cursors[i], prefixes[i], bound) }
+	if l.log != nil {
+		// A written-behind index: bitmaps, and the log's changes on top.
+		seek = func(i int, bound uint64) (uint64, bool) { return bitsSeekLE(cursors[i], prefixes[i], bound) }
+		if u := readLog(l.log, prefixes); u != nil {
+			seek = func(i int, bound uint64) (uint64, bool) { return u.seekLE(i, cursors[i], prefixes[i], bound) }
+		}
 	}
 	return func(bound uint64) (uint64, bool) {
 		cand, agreed := bound, 0
@@ -271,15 +277,26 @@ func seekLE(c *bolt.Cursor, prefix []byte, bound uint64) (uint64, bool) {
 	if k != nil && bytes.Equal(k, target) {
 		return bound, true
 	}
-	if k == nil {
-		k, _ = c.Last()
-	} else {
-		k, _ = c.Prev()
-	}
-	if k == nil || len(k) != len(prefix)+8 || !bytes.HasPrefix(k, prefix) {
+	if k, _ = entryBefore(c, k, prefix); k == nil {
 		return 0, false
 	}
 	return btoi(k[len(prefix):]), true
+}
+
+// entryBefore moves c, just sought to k (nil past the end), to the entry
+// before it, and returns that entry when it is one of prefix (its key is
+// prefix and 8 bytes); nil otherwise.
+func entryBefore(c *bolt.Cursor, k, prefix []byte) ([]byte, []byte) {
+	var v []byte
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	if k == nil || len(k) != len(prefix)+8 || !bytes.HasPrefix(k, prefix) {
+		return nil, nil
+	}
+	return k, v
 }
 
 // timeBounds turns a [since, until) range of a time-ordered field into
@@ -294,17 +311,23 @@ func seekLE(c *bolt.Cursor, prefix []byte, bound uint64) (uint64, bool) {
 func timeBounds(b, log *bolt.Bucket, field byte, since, until time.Time) (lo, hi uint64, empty bool) {
 	fp := fkey{field: field, value: "12345678"}.prefix()[:3] // field | len 8
 	c := b.Cursor()
-	entrySeq := func(k []byte) (uint64, bool) {
+	// entrySeq is the lowest (or highest) sequence of a block of the
+	// field's bitmap index (list_filter_bits.go).
+	entrySeq := func(k, v []byte, lowest bool) (uint64, bool) {
 		if k == nil || len(k) != 3+8+8 || !bytes.HasPrefix(k, fp) {
 			return 0, false
 		}
-		return btoi(k[11:]), true
+		i, ok := lowestBit(v)
+		if !lowest {
+			i, ok = highestBit(v, blockBits-1)
+		}
+		return btoi(k[11:])*blockBits + i, ok
 	}
 	logged := loggedTimes(log, field) // (value, seq)
 	if !since.IsZero() {
 		from := msCeil(since)
-		k, _ := c.Seek(append(bytes.Clone(fp), itob(from)...))
-		s, ok := entrySeq(k)
+		k, v := c.Seek(append(bytes.Clone(fp), itob(from)...))
+		s, ok := entrySeq(k, v, true)
 		for _, e := range logged {
 			if e[0] >= from && (!ok || e[1] < s) {
 				s, ok = e[1], true
@@ -317,13 +340,13 @@ func timeBounds(b, log *bolt.Bucket, field byte, since, until time.Time) (lo, hi
 	}
 	if !until.IsZero() {
 		to := msCeil(until)
-		k, _ := c.Seek(append(bytes.Clone(fp), itob(to)...))
+		k, v := c.Seek(append(bytes.Clone(fp), itob(to)...))
 		if k == nil {
-			k, _ = c.Last()
+			k, v = c.Last()
 		} else {
-			k, _ = c.Prev()
+			k, v = c.Prev()
 		}
-		s, ok := entrySeq(k)
+		s, ok := entrySeq(k, v, false)
 		for _, e := range logged {
 			if e[0] < to && (!ok || e[1] > s) {
 				s, ok = e[1], true

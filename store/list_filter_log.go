@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,10 +13,10 @@ import (
 )
 
 // Write-behind filter indexes. The indexes that every withdrawal and every
-// new applicant change, deliveries_by, transactions_by and applicants_by,
-// are not written by the operation that changes a record. The operation
-// appends one entry to the index's log instead, in the same transaction as
-// the record:
+// new applicant change, deliveries_bits, transactions_bits and
+// applicants_bits, are not written by the operation that changes a record.
+// The operation appends one entry to the index's log instead, in the same
+// transaction as the record:
 //
 //	<index>_log: log sequence (8 bytes) -> record seq (8) | change ...
 //	change:      '+' or '-' | field (1) | len(value) (2) | value
@@ -30,22 +31,24 @@ import (
 // Why: an index entry is one leaf of a B+tree region per filter value, and
 // a commit rewrites every leaf and branch page it touched. With the entries
 // written in place, every commit of complyperf's withdrawals rewrote about
-// 35 pages of deliveries_by and transactions_by (of 82); the log appends to
-// one page, and a fold touches each region once for hundreds of
+// 35 pages of the delivery and transaction indexes (of 82); the log appends
+// to one page, and a fold touches each region once for hundreds of
 // operations. A key added and removed within one batch (the status
 // "pending" of a delivery delivered a few milliseconds later) never
 // reaches the index at all.
 // Measured under complyperf's write phase: bbolt page writes 35k -> 27k per
 // second at the same throughput (docs/performance.md). Under its applicant
-// phase applicants_by was 6.8 of the ~50 pages a commit wrote, the most of
-// any bucket; with its log, 2.3 for the two.
+// phase the applicant index was 6.8 of the ~50 pages a commit wrote, the
+// most of any bucket; with its log, 2.3 for the two.
 const (
 	foldDelay = 20 * time.Millisecond
 	foldMax   = 2048
 )
 
 // loggedIndexes lists the filter indexes written behind.
-func loggedIndexes() []string { return []string{"deliveries_by", "transactions_by", "applicants_by"} }
+func loggedIndexes() []string {
+	return []string{"deliveries_bits", "transactions_bits", "applicants_bits"}
+}
 
 // logged reports whether the filter index named list is written behind.
 func logged(list string) bool { return slices.Contains(loggedIndexes(), list) }
@@ -112,17 +115,21 @@ func logLen(log *bolt.Bucket) uint64 {
 	return log.Sequence() - btoi(k) + 1
 }
 
-// fold moves at most max of the oldest entries of log into the index idx
-// and returns how many it moved. Only the last change of each index key
-// is written, in key order. It allocates a few buffers per call, not per
-// change: the fold runs in the serial section every write waits for.
+// fold moves at most max of the oldest entries of log into the bitmap index
+// idx (list_filter_bits.go) and returns how many it moved. Each block the
+// entries change is read and written once, with its changes applied in log
+// order; blocks are written in key order. The changes are grouped by a
+// map of blocks and a counting sort, not by sorting every change: the fold
+// runs in the serial section every write waits for.
 func fold(idx, log *bolt.Bucket, max int) (int, error) {
 	type change struct {
-		off, end int // the index key's bytes in keys
-		add      bool
+		block int // index in keys
+		bitChange
 	}
-	var keys []byte
+	var keys []string // the blocks' keys, in order of first change
+	at := map[string]int{}
 	var changes []change
+	var key []byte
 	var first, last uint64
 	n := 0
 	c := log.Cursor()
@@ -133,31 +140,37 @@ func fold(idx, log *bolt.Bucket, max int) (int, error) {
 		last = btoi(k)
 		n++
 		eachChange(v, func(seq uint64, add bool, prefix []byte) {
-			off := len(keys)
-			keys = binary.BigEndian.AppendUint64(append(keys, prefix...), seq)
-			changes = append(changes, change{off, len(keys), add})
+			key = binary.BigEndian.AppendUint64(append(key[:0], prefix...), seq/blockBits)
+			b, ok := at[string(key)]
+			if !ok {
+				b = len(keys)
+				keys = append(keys, string(key))
+				at[keys[b]] = b
+			}
+			changes = append(changes, change{b, bitChange{seq % blockBits, add}})
 		})
 	}
-	key := func(ch change) []byte { return keys[ch.off:ch.end] }
-	// The changes of one key stay in log order (their offsets grow with
-	// it), so the last one wins.
-	slices.SortFunc(changes, func(a, b change) int {
-		if c := bytes.Compare(key(a), key(b)); c != 0 {
-			return c
-		}
-		return a.off - b.off
-	})
-	for i, ch := range changes {
-		if i+1 < len(changes) && bytes.Equal(key(ch), key(changes[i+1])) {
-			continue
-		}
-		var err error
-		if ch.add {
-			err = idx.Put(key(ch), nil)
-		} else {
-			err = idx.Delete(key(ch))
-		}
-		if err != nil {
+	// Each block's changes, in log order, at [start[b], start[b+1]).
+	start := make([]int, len(keys)+1)
+	for _, ch := range changes {
+		start[ch.block+1]++
+	}
+	for b := range keys {
+		start[b+1] += start[b]
+	}
+	grouped := make([]bitChange, len(changes))
+	next := slices.Clone(start[:len(keys)])
+	for _, ch := range changes {
+		grouped[next[ch.block]] = ch.bitChange
+		next[ch.block]++
+	}
+	order := make([]int, len(keys))
+	for b := range order {
+		order[b] = b
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	for _, b := range order {
+		if err := applyBits(idx, []byte(keys[b]), grouped[start[b]:start[b+1]]); err != nil {
 			return 0, err
 		}
 	}
@@ -224,16 +237,16 @@ func readLog(log *bolt.Bucket, prefixes [][]byte) *unfolded {
 	return u
 }
 
-// seekLE is seekLE on the index merged with the log: the largest sequence
-// at or below bound that carries the i-th key.
+// seekLE is bitsSeekLE on the index merged with the log: the largest
+// sequence at or below bound that carries the i-th key.
 func (u *unfolded) seekLE(i int, c *bolt.Cursor, prefix []byte, bound uint64) (uint64, bool) {
-	s, ok := seekLE(c, prefix, bound)
+	s, ok := bitsSeekLE(c, prefix, bound)
 	for ok && u.del[i][s] {
 		if s == 0 {
 			ok = false
 			break
 		}
-		s, ok = seekLE(c, prefix, s-1)
+		s, ok = bitsSeekLE(c, prefix, s-1)
 	}
 	a := u.add[i]
 	if j := sort.Search(len(a), func(j int) bool { return a[j] > bound }); j > 0 && (!ok || a[j-1] > s) {

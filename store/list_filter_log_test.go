@@ -239,10 +239,10 @@ func TestWriteBehindLogStaysShort(t *testing.T) {
 	parallel(t, n, func(i int) error {
 		return s.Enqueue(env, store.DestCustody, "balance.updated", "balance", fmt.Sprint("e", i%10), nil)
 	})
-	if got := s.Count(env, "deliveries_by_log"); got == 0 || got > store.FoldMax+64 {
+	if got := s.Count(env, "deliveries_bits_log"); got == 0 || got > store.FoldMax+64 {
 		t.Errorf("%d log entries after %d deliveries, want 1..%d", got, n, store.FoldMax+64)
 	}
-	if got := s.Count(env, "deliveries_by"); got < 5*(n-store.FoldMax-64) {
+	if got := s.IndexEntries(env, "deliveries_bits"); got < 5*(n-store.FoldMax-64) {
 		t.Errorf("%d index entries after %d deliveries: the writers did not fold", got, n)
 	}
 	items, _, err := s.Deliveries(env, store.DeliveryFilter{EntityID: "e3"}, store.Page{Limit: 200})
@@ -253,10 +253,10 @@ func TestWriteBehindLogStaysShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ = mustOpen(t, path, store.Options{FoldDelay: -1})
-	if got := s.Count(env, "deliveries_by_log"); got != 0 {
+	if got := s.Count(env, "deliveries_bits_log"); got != 0 {
 		t.Errorf("%d log entries after Open", got)
 	}
-	if got := s.Count(env, "deliveries_by"); got != 5*n {
+	if got := s.IndexEntries(env, "deliveries_bits"); got != 5*n {
 		t.Errorf("%d index entries after Open, want %d (five keys per delivery)", got, 5*n)
 	}
 }
@@ -273,13 +273,13 @@ func TestBackgroundFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for s.Count(env, "deliveries_by_log") != 0 {
+	for s.Count(env, "deliveries_bits_log") != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the log was not folded within 10 s")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if got := s.Count(env, "deliveries_by"); got != 5 {
+	if got := s.IndexEntries(env, "deliveries_bits"); got != 5 {
 		t.Errorf("%d index entries, want 5", got)
 	}
 }

@@ -247,7 +247,7 @@ func logStates(t *testing.T, test func(t *testing.T, settle func(s *store.Store)
 				if err := s.FoldIndexes(); err != nil {
 					t.Fatal(err)
 				}
-				if n := s.Count(store.Sandbox, "deliveries_by_log") + s.Count(store.Sandbox, "transactions_by_log") + s.Count(store.Sandbox, "applicants_by_log"); n != 0 {
+				if n := s.Count(store.Sandbox, "deliveries_bits_log") + s.Count(store.Sandbox, "transactions_bits_log") + s.Count(store.Sandbox, "applicants_bits_log"); n != 0 {
 					t.Fatalf("%d log entries left after FoldIndexes", n)
 				}
 			})

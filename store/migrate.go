@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -27,6 +28,12 @@ import (
 //	   (list_filter_log.go): the logs start empty, nothing is walked.
 //	   Versions before it would read the indexes without their logs,
 //	   so, again, the number is what tells them apart.
+//	7: the written-behind indexes as bitmaps (list_filter_bits.go):
+//	   deliveries_by, transactions_by and applicants_by, one entry per
+//	   record, become deliveries_bits, transactions_bits and
+//	   applicants_bits, one entry per block of records; their logs are
+//	   folded into the new buckets (migrateBits). This walks those three
+//	   indexes once.
 //
 // A file of a later layout than this version knows is refused at Open
 // (newer versions may store what this one cannot read); going back to an
@@ -40,7 +47,7 @@ import (
 // version. Building lazily instead would leave lists answering wrong pages
 // until a record happened to be touched, so the one-time walk is the
 // simple, correct choice; it costs one pass over the file, once.
-const layoutVersion = 6
+const layoutVersion = 7
 
 var keyLayout = []byte("layout")
 
@@ -73,7 +80,7 @@ func (s *Store) migrate() error {
 					if err != nil {
 						return err
 					}
-					return reindex(t.env(env, "applicants_by"), a.Seq, nil, a.filterKeys())
+					return indexBits(t.env(env, "applicants_bits"), a.Seq, a.filterKeys())
 				}},
 				{"transactions_idx", func(t *txn, seq uint64, v []byte) error {
 					var x diskTransaction
@@ -85,7 +92,7 @@ func (s *Store) migrate() error {
 						return err
 					}
 					x.txLedger = l
-					return reindex(t.env(env, "transactions_by"), seq, nil, x.filterKeys())
+					return indexBits(t.env(env, "transactions_bits"), seq, x.filterKeys())
 				}},
 				{"wallets_idx", func(t *txn, seq uint64, v []byte) error {
 					w, err := t.wallet(env, string(v))
@@ -99,7 +106,7 @@ func (s *Store) migrate() error {
 					if err != nil {
 						return err
 					}
-					return reindex(t.env(env, "deliveries_by"), seq, nil, d.filterKeys())
+					return indexBits(t.env(env, "deliveries_bits"), seq, d.filterKeys())
 				}},
 			} {
 				if err := s.migrateEach(env, step.seqs, step.do); err != nil {
@@ -134,9 +141,75 @@ func (s *Store) migrate() error {
 			}
 		}
 	}
+	if v >= 2 && v < 7 {
+		// From layout 2 (the indexes built by the step above are bitmaps
+		// already).
+		if err := s.migrateBits(); err != nil {
+			return err
+		}
+	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keyLayout, itob(layoutVersion))
 	})
+}
+
+// migrateBits moves the written-behind indexes of layouts 2 to 6, one key
+// per record (field | len | value | seq), into their bitmap buckets
+// (layout 7), then folds their logs into the new buckets and drops the old
+// ones. Each transaction moves at most migrateBatch keys and deletes them
+// from the old bucket, so a run stopped half way goes on where it stopped.
+func (s *Store) migrateBits() error {
+	for _, env := range Envs() {
+		for _, list := range loggedIndexes() {
+			old := strings.TrimSuffix(list, "_bits") + "_by"
+			for done := false; !done; {
+				err := s.db.Update(func(tx *bolt.Tx) error {
+					root := tx.Bucket([]byte("env:" + string(env)))
+					from, to := root.Bucket([]byte(old)), root.Bucket([]byte(list))
+					if from == nil {
+						done = true
+						return nil
+					}
+					var moved [][]byte
+					c := from.Cursor()
+					for k, _ := c.First(); k != nil && len(moved) < migrateBatch; k, _ = c.Next() {
+						moved = append(moved, k)
+					}
+					for _, k := range moved {
+						if len(k) >= 8 {
+							seq := btoi(k[len(k)-8:])
+							if err := applyBits(to, blockKey(k[:len(k)-8], seq), []bitChange{{seq % blockBits, true}}); err != nil {
+								return err
+							}
+						}
+						if err := from.Delete(k); err != nil {
+							return err
+						}
+					}
+					if len(moved) > 0 {
+						return nil
+					}
+					// The old index is empty: its log's changes go onto the
+					// bitmaps, then both old buckets go.
+					if log := root.Bucket([]byte(old + "_log")); log != nil {
+						n, err := fold(to, log, migrateBatch)
+						if err != nil || n > 0 {
+							return err
+						}
+						if err := root.DeleteBucket([]byte(old + "_log")); err != nil {
+							return err
+						}
+					}
+					done = true
+					return root.DeleteBucket([]byte(old))
+				})
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // migrateEach calls do with every entry of env's bucket name, oldest first,

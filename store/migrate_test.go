@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -109,9 +110,10 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 		if err := s.FoldIndexes(); err != nil {
 			t.Fatal(err)
 		}
-		for _, b := range []string{"applicants_by", "transactions_by", "wallets_by", "deliveries_by"} {
-			out.counts += fmt.Sprintf("%s=%d ", b, s.Count(env, b))
+		for _, b := range []string{"applicants_bits", "transactions_bits", "deliveries_bits"} {
+			out.counts += fmt.Sprintf("%s=%d/%d ", b, s.IndexEntries(env, b), s.Count(env, b))
 		}
+		out.counts += fmt.Sprintf("wallets_by=%d", s.Count(env, "wallets_by"))
 		return out
 	}
 	before, expiry := take(s), s.Count(env, "expiry")
@@ -130,7 +132,7 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, e := range store.Envs() {
 			root := tx.Bucket([]byte("env:" + string(e)))
-			for _, b := range []string{"applicants_by", "transactions_by", "wallets_by", "deliveries_by", "expiry"} {
+			for _, b := range []string{"applicants_bits", "transactions_bits", "wallets_by", "deliveries_bits", "expiry"} {
 				if err := root.DeleteBucket([]byte(b)); err != nil {
 					return err
 				}
@@ -255,4 +257,201 @@ func TestOpenRefusesNewerLayout(t *testing.T) {
 	if got := setLayout(nil); !bytes.Equal(got, future) {
 		t.Errorf("layout after the refused Open: %v, want %v", got, future)
 	}
+}
+
+// TestUpgradeMovesIndexesToBitmaps opens a db of layout 6, whose
+// written-behind indexes hold one key per record (field | len | value |
+// seq) under deliveries_by, transactions_by and applicants_by, with
+// changes still in their logs, and checks that Open moves them into the
+// bitmap buckets of layout 7 (more keys than one upgrade transaction
+// moves), folds the old logs in and drops the old buckets: every filtered
+// list answers as before.
+func TestUpgradeMovesIndexesToBitmaps(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "six.db")
+	opts := store.Options{FoldDelay: -1}
+	s, clock := mustOpen(t, path, opts)
+	opts.Now = clock.Now
+	env := store.Sandbox
+	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2100 // five keys each: more than one upgrade batch
+	parallel(t, n, func(i int) error {
+		return s.Enqueue(env, store.DestCustody, []string{"balance.updated", "transaction.created"}[i%2], "balance", fmt.Sprint("e", i%7), nil)
+	})
+	for i := range 12 {
+		mustCompany(t, s, fmt.Sprintf("co-%d", i), 0)
+	}
+	_, wallets := vaultOfWallets(t, s, env, 2)
+	if err := s.FoldIndexes(); err != nil {
+		t.Fatal(err)
+	}
+	// Changes left in the logs: attempts, new deposits, a blocklisting.
+	jobs, _, err := s.Due(clock.Now(), 300, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range jobs {
+		if j.Kind == store.JobDelivery {
+			r := store.AttemptResult{StatusCode: 200, At: clock.Now(), Success: true}
+			if i%3 == 0 {
+				r = store.AttemptResult{StatusCode: 500, Error: "HTTP 500", At: clock.Now()}
+			}
+			if err := s.RecordAttempt(j, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 6 {
+		if _, err := s.CreateDeposit(env, store.DepositInput{WalletID: &wallets[i%2], Amount: ptr("1")}, store.Idem{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Blocklist(env, "co-3"); err != nil {
+		t.Fatal(err)
+	}
+	lists := func(s *store.Store) string {
+		var out string
+		for _, f := range []store.DeliveryFilter{{Status: store.DeliveryDelivered}, {Status: store.DeliveryDead, EntityID: "e3"},
+			{EventType: "transaction.created"}, {Status: store.DeliveryPending, Since: testStart}} {
+			for p := (store.Page{Limit: 500}); ; {
+				items, next, err := s.Deliveries(env, f, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range items {
+					out += d.ID + " "
+				}
+				if next == nil {
+					break
+				}
+				p.Cursor = *next
+			}
+			out += "| "
+		}
+		for _, f := range []store.TransactionFilter{{WalletID: wallets[1]}, {Status: store.StatusSubmitted}} {
+			items, _, err := s.Transactions(env, f, store.Page{Limit: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range items {
+				out += x.TransactionID + " "
+			}
+			out += "| "
+		}
+		for _, f := range []store.ApplicantFilter{{Status: store.StatusBlocklisted}, {Type: "company"}} {
+			items, _, err := s.Applicants(env, f, store.Page{Limit: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range items {
+				out += a.ExternalUserID + " "
+			}
+			out += "| "
+		}
+		return out
+	}
+	before := lists(s)
+	if strings.Count(before, " ") < n {
+		t.Fatalf("fixture lists too small: %d entries", strings.Count(before, " "))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Back to layout 6: each bitmap block becomes one key per record, each
+	// log moves to its old name.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldKeys := 0
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, e := range store.Envs() {
+			root := tx.Bucket([]byte("env:" + string(e)))
+			for _, list := range []string{"deliveries", "transactions", "applicants"} {
+				by, err := root.CreateBucket([]byte(list + "_by"))
+				if err != nil {
+					return err
+				}
+				err = root.Bucket([]byte(list + "_bits")).ForEach(func(k, v []byte) error {
+					prefix, block := k[:len(k)-8], binary.BigEndian.Uint64(k[len(k)-8:])
+					for i, b := range v {
+						for bit := range 8 {
+							if b&(1<<bit) != 0 {
+								oldKeys++
+								if err := by.Put(binary.BigEndian.AppendUint64(bytes.Clone(prefix), block*512+uint64(i*8+bit)), nil); err != nil {
+									return err
+								}
+							}
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				log := root.Bucket([]byte(list + "_bits_log"))
+				old, err := root.CreateBucket([]byte(list + "_by_log"))
+				if err != nil {
+					return err
+				}
+				if err := log.ForEach(func(k, v []byte) error { return old.Put(k, v) }); err != nil {
+					return err
+				}
+				if err := old.SetSequence(log.Sequence()); err != nil {
+					return err
+				}
+				for _, b := range []string{list + "_bits", list + "_bits_log"} {
+					if err := root.DeleteBucket([]byte(b)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("layout"), binary.BigEndian.AppendUint64(nil, 6))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if oldKeys < 5*n {
+		t.Fatalf("the layout 6 file has %d index keys, want at least %d", oldKeys, 5*n)
+	}
+
+	s, _ = mustOpen(t, path, opts)
+	if after := lists(s); after != before {
+		t.Errorf("after the upgrade the lists differ:\n%s\nbefore:\n%s", after, before)
+	}
+	for _, list := range []string{"deliveries", "transactions", "applicants"} {
+		if got := s.Count(env, list+"_bits_log"); got != 0 {
+			t.Errorf("%s_bits_log: %d entries after the upgrade", list, got)
+		}
+	}
+	if got, want := s.IndexEntries(env, "deliveries_bits"), 5*n; got < want {
+		t.Errorf("deliveries_bits holds %d records' keys, want at least %d", got, want)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		for _, e := range store.Envs() {
+			for _, b := range []string{"deliveries_by", "deliveries_by_log", "transactions_by", "transactions_by_log", "applicants_by", "applicants_by_log"} {
+				if tx.Bucket([]byte("env:"+string(e))).Bucket([]byte(b)) != nil {
+					t.Errorf("%s: %s left after the upgrade", e, b)
+				}
+			}
+		}
+		if v := tx.Bucket([]byte("meta")).Get([]byte("layout")); binary.BigEndian.Uint64(v) != 7 {
+			t.Errorf("layout %d after the upgrade, want 7", binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
 }

@@ -83,7 +83,7 @@ type diskDelivery struct {
 	indexed []fkey // the filter-index keys as stored; nil for a new delivery
 }
 
-// Filter-index fields of deliveries (deliveries_by, see list_filter.go).
+// Filter-index fields of deliveries (deliveries_bits, see list_filter.go).
 const (
 	fDeliveryStatus      byte = 's'
 	fDeliveryEventType   byte = 'e'
@@ -133,7 +133,7 @@ func (t *txn) getDelivery(env Env, id string) (diskDelivery, error) {
 func (t *txn) putDelivery(env Env, d diskDelivery) error {
 	b := marshalDelivery(&d)
 	keys := d.filterKeys()
-	if err := t.reindex(env, "deliveries_by", d.Seq, d.indexed, keys); err != nil {
+	if err := t.reindex(env, "deliveries_bits", d.Seq, d.indexed, keys); err != nil {
 		return err
 	}
 	if done := d.doneAt(); !done.IsZero() {
@@ -324,7 +324,7 @@ func (f DeliveryFilter) keys() []fkey {
 // through their indexes, since/until as sequence bounds from the createdAt
 // index. ok is false when no delivery falls in the time range.
 func (f DeliveryFilter) scan(t *txn, env Env) (scan listScan, ok bool) {
-	scan = listScan{seqs: t.env(env, "deliveries_idx"), filters: t.env(env, "deliveries_by"), log: t.logOf(env, "deliveries_by"), keys: f.keys()}
+	scan = listScan{seqs: t.env(env, "deliveries_idx"), filters: t.env(env, "deliveries_bits"), log: t.logOf(env, "deliveries_bits"), keys: f.keys()}
 	if !f.Since.IsZero() || !f.Until.IsZero() {
 		var empty bool
 		if scan.lo, scan.hi, empty = timeBounds(scan.filters, scan.log, fDeliveryCreated, f.Since, f.Until); empty {

@@ -11,7 +11,7 @@ import (
 // holds, by destination and status, kept as counters in the meta bucket
 // under "outbox-depth|" + env | destination | status. Every change of a
 // delivery's status or destination, and every removal, goes through its
-// filter index (t.reindex on deliveries_by), which adjusts the counters in
+// filter index (t.reindex on deliveries_bits), which adjusts the counters in
 // the same transaction, so they are exact and a scrape reads a dozen keys
 // whatever the number of deliveries. A file written before the counters
 // existed gets them counted once, at Open (ensureDepth).

@@ -172,7 +172,7 @@ func (t *txn) nextRetention(env Env) (next time.Time, ok bool) {
 		}
 	}
 	fp := fkey{field: fDeliveryDone, value: "12345678"}.prefix()[:3]
-	if k, _ := t.env(env, "deliveries_by").Cursor().Seek(fp); k != nil && bytes.HasPrefix(k, fp) && len(k) == 19 {
+	if k, _ := t.env(env, "deliveries_bits").Cursor().Seek(fp); k != nil && bytes.HasPrefix(k, fp) && len(k) == 19 {
 		consider(t.removableAt(expiryDelivery, btoi(k[3:11])))
 	}
 	c := t.env(env, "expiry").Cursor()
@@ -218,18 +218,21 @@ func (t *txn) retainEnv(env Env, max int) (int, error) {
 	cutoff := t.now.Add(-t.s.settings.Retention.Deliveries)
 	// Deliveries, by when they were delivered or died: the done index
 	// folded first, so it holds every delivery (list_filter_log.go).
-	by := t.env(env, "deliveries_by")
-	if _, err := fold(by, t.logOf(env, "deliveries_by"), math.MaxInt); err != nil {
+	by := t.env(env, "deliveries_bits")
+	if _, err := fold(by, t.logOf(env, "deliveries_bits"), math.MaxInt); err != nil {
 		return 0, err
 	}
 	fp := fkey{field: fDeliveryDone, value: "12345678"}.prefix()[:3]
 	var seqs []uint64
 	c := by.Cursor()
-	for k, _ := c.Seek(fp); k != nil && bytes.HasPrefix(k, fp) && len(seqs) < max; k, _ = c.Next() {
+	for k, v := c.Seek(fp); k != nil && bytes.HasPrefix(k, fp) && len(seqs) < max; k, v = c.Next() {
 		if len(k) != 3+8+8 || btoi(k[3:11]) >= uint64(cutoff.UnixMilli()) {
 			break
 		}
-		seqs = append(seqs, btoi(k[11:]))
+		eachBit(k, v, func(seq uint64) bool {
+			seqs = append(seqs, seq)
+			return len(seqs) < max
+		})
 	}
 	for _, seq := range seqs {
 		if err := t.removeDelivery(env, seq); err != nil {
@@ -238,7 +241,7 @@ func (t *txn) retainEnv(env Env, max int) (int, error) {
 		n++
 	}
 	// The removals too, so that nextRetention sees them.
-	if _, err := fold(by, t.logOf(env, "deliveries_by"), math.MaxInt); err != nil {
+	if _, err := fold(by, t.logOf(env, "deliveries_bits"), math.MaxInt); err != nil {
 		return n, err
 	}
 	// The expiry kinds, each up to its own cutoff.
@@ -307,7 +310,7 @@ func (t *txn) removeDelivery(env Env, seq uint64) error {
 }
 
 func (t *txn) unindexDelivery(env Env, d diskDelivery) error {
-	return t.reindex(env, "deliveries_by", d.Seq, d.indexed, nil)
+	return t.reindex(env, "deliveries_bits", d.Seq, d.indexed, nil)
 }
 
 // removeSession removes a session and its short link.

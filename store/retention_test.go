@@ -253,7 +253,7 @@ func TestRetentionBatches(t *testing.T) {
 	if batches := runJobs(t, s, clock); batches != 2 {
 		t.Errorf("%d more batches, want 2", batches)
 	}
-	for _, b := range []string{"deliveries", "deliveries_idx", "deliveries_by", "events"} {
+	for _, b := range []string{"deliveries", "deliveries_idx", "deliveries_bits", "events"} {
 		if left := s.Count(env, b); left != 0 {
 			t.Errorf("%s: %d keys left", b, left)
 		}

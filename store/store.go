@@ -359,9 +359,9 @@ const appendFillPercent = 0.95
 // (within each prefix for the filter and retention indexes).
 func appendFill(name string) bool {
 	switch name {
-	case "events", "deliveries", "deliveries_idx", "deliveries_by", "transactions", "transactions_idx", "transactions_by",
-		"deliveries_by_log", "transactions_by_log", "applicants_by_log",
-		"applicants_idx", "applicants_by", "applicant_ids", "vaults", "vaults_idx", "wallets", "wallets_idx", "wallets_by",
+	case "events", "deliveries", "deliveries_idx", "deliveries_bits", "transactions", "transactions_idx", "transactions_bits",
+		"deliveries_bits_log", "transactions_bits_log", "applicants_bits_log",
+		"applicants_idx", "applicants_bits", "applicant_ids", "vaults", "vaults_idx", "wallets", "wallets_idx", "wallets_by",
 		"history", "expiry":
 		return true
 	}
@@ -440,39 +440,39 @@ var (
 // envBuckets lists the nested buckets of every environment, one per concept.
 func envBuckets() []string {
 	return []string{
-		"events",              // sequence -> envelope bytes
-		"deliveries",          // delivery id -> delivery
-		"deliveries_idx",      // seq -> delivery id (newest last)
-		"deliveries_by",       // filter index: field | len | value | seq (list_filter.go)
-		"deliveries_by_log",   // its changes not yet folded in: log seq -> seq | changes (list_filter_log.go)
-		"history",             // subject id | seq -> history entry
-		"idempotency",         // route | key -> first response
-		"ratelimits",          // limit key -> sliding window
-		"settings",            // webhook configuration, callback url
-		"assets",              // asset id -> asset (catalog copy)
-		"vaults",              // vault id -> vault
-		"vaults_idx",          // seq -> vault id
-		"wallets",             // wallet id -> wallet
-		"wallets_idx",         // seq -> wallet id
-		"wallets_by",          // filter index: field | len | value | seq (list_filter.go)
-		"addresses",           // deposit address -> wallet id
-		"transactions",        // transaction id -> seq | its bookkeeping
-		"transactions_idx",    // seq -> transaction record (creation order)
-		"transactions_by",     // filter index: field | len | value | seq (list_filter.go)
-		"transactions_by_log", // its changes not yet folded in: log seq -> seq | changes (list_filter_log.go)
-		"balances",            // wallet id -> balance
-		"levels",              // level name -> level
-		"applicants",          // externalUserId -> applicant
-		"applicants_idx",      // seq -> externalUserId
-		"applicants_by",       // filter index: field | len | value | seq (list_filter.go)
-		"applicants_by_log",   // its changes not yet folded in (list_filter_log.go)
-		"applicant_ids",       // applicant id -> externalUserId
-		"applicant_views",     // externalUserId -> the applicant as GET renders it (JSON)
-		"sessions",            // token -> verification session
-		"shortlinks",          // short code -> token
-		"images",              // sha256 -> image bytes
-		"image_owners",        // sha256 | applicant id -> kind (duplicate detection)
-		"expiry",              // retention index: kind | time | record key (retention.go)
+		"events",                // sequence -> envelope bytes
+		"deliveries",            // delivery id -> delivery
+		"deliveries_idx",        // seq -> delivery id (newest last)
+		"deliveries_bits",       // filter index: field | len | value | block -> bitmap (list_filter_bits.go)
+		"deliveries_bits_log",   // its changes not yet folded in: log seq -> seq | changes (list_filter_log.go)
+		"history",               // subject id | seq -> history entry
+		"idempotency",           // route | key -> first response
+		"ratelimits",            // limit key -> sliding window
+		"settings",              // webhook configuration, callback url
+		"assets",                // asset id -> asset (catalog copy)
+		"vaults",                // vault id -> vault
+		"vaults_idx",            // seq -> vault id
+		"wallets",               // wallet id -> wallet
+		"wallets_idx",           // seq -> wallet id
+		"wallets_by",            // filter index: field | len | value | seq (list_filter.go)
+		"addresses",             // deposit address -> wallet id
+		"transactions",          // transaction id -> seq | its bookkeeping
+		"transactions_idx",      // seq -> transaction record (creation order)
+		"transactions_bits",     // filter index: field | len | value | block -> bitmap (list_filter_bits.go)
+		"transactions_bits_log", // its changes not yet folded in: log seq -> seq | changes (list_filter_log.go)
+		"balances",              // wallet id -> balance
+		"levels",                // level name -> level
+		"applicants",            // externalUserId -> applicant
+		"applicants_idx",        // seq -> externalUserId
+		"applicants_bits",       // filter index: field | len | value | block -> bitmap (list_filter_bits.go)
+		"applicants_bits_log",   // its changes not yet folded in (list_filter_log.go)
+		"applicant_ids",         // applicant id -> externalUserId
+		"applicant_views",       // externalUserId -> the applicant as GET renders it (JSON)
+		"sessions",              // token -> verification session
+		"shortlinks",            // short code -> token
+		"images",                // sha256 -> image bytes
+		"image_owners",          // sha256 | applicant id -> kind (duplicate detection)
+		"expiry",                // retention index: kind | time | record key (retention.go)
 	}
 }
 
