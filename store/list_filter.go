@@ -340,7 +340,8 @@ func timeBounds(b, log *bolt.Bucket, field byte, since, until time.Time) (lo, hi
 	}
 	if !until.IsZero() {
 		to := msCeil(until)
-		k, v := c.Seek(append(bytes.Clone(fp), itob(to)...))
+		var v []byte
+		k, _ := c.Seek(append(bytes.Clone(fp), itob(to)...))
 		if k == nil {
 			k, v = c.Last()
 		} else {
