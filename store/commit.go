@@ -125,6 +125,16 @@ func (c *committer) commitGroup(group []*commitCall) {
 		}
 		if err == nil && len(c.fresh) > 0 && c.afterCommit != nil {
 			c.afterCommit(c.fresh)
+			if len(group) == 1 {
+				// A lone write (no load): the dispatcher's worker that
+				// afterCommit just made runnable sends its webhook
+				// before this writer goes on to answer its caller,
+				// instead of after it or on the other core once that
+				// wakes. complyperf's sequential deposits, six runs
+				// each alternated: commit end → webhook written, median
+				// 205 → 125 µs; the answer leaves about 15 µs later.
+				runtime.Gosched()
+			}
 		}
 		for _, call := range group {
 			call.done <- err
