@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,15 +120,19 @@ func TestGeneratedGoClient(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(images, "selfie.jpg"), jpegImage(t, 220, 240, 142), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// run returns what the command wrote to stdout; stderr (go's own
+	// "downloading" lines on a fresh module cache) only shows on failure.
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOFLAGS=", "COMPLYBOX_URL="+in.URL, "COMPLYBOX_KEY="+in.Key,
 			"COMPLYBOX_SECRET="+in.Secret, "COMPLYBOX_IMAGES="+images)
-		out, err := cmd.CombinedOutput()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("go %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
 		}
 		return string(out)
 	}
