@@ -12,7 +12,8 @@ import (
 
 // committer is a group commit for bbolt: the first writer to arrive commits
 // at once (under load, after one yield of the processor); writers arriving
-// while a commit is in flight queue up and share the next one. Unlike
+// while a commit is in flight queue up and share the next one, which the
+// first of them leads, so no writer waits for more than its own group. Unlike
 // bolt.DB.Batch there is no timer, so a lone write pays no added latency,
 // and a failing function fails alone without a solo re-run.
 type committer struct {
@@ -45,6 +46,12 @@ type commitCall struct {
 	done chan error
 }
 
+// errLead, sent on a queued call's done instead of its result, hands its
+// caller the lead: the call heads the queue, not yet committed.
+type errLead struct{}
+
+func (errLead) Error() string { return "lead the next group" }
+
 // maxGroup bounds the functions that share one commit.
 const maxGroup = 256
 
@@ -54,36 +61,44 @@ func (c *committer) run(fn func(*bolt.Tx) error) error {
 	c.queue = append(c.queue, call)
 	if c.running {
 		c.mu.Unlock()
-		return <-call.done
+		if err := <-call.done; err != (errLead{}) {
+			return err
+		}
+		c.mu.Lock()
 	}
 	c.running = true
 	busy := c.last > 1
 	c.mu.Unlock()
 
-	// This caller leads: commit groups until the queue is empty. Under
-	// load (the last commit carried more than one function) it yields the
-	// processor before each group, so that writers about to queue get to
+	// This caller leads one group, the one that carries its own call.
+	// Under load (the last commit carried more than one function) it
+	// yields the processor first, so that writers about to queue get to
 	// and one commit (its page writes and two fsyncs) carries them too:
 	// 15 % less CPU per withdrawal with the webhook live (complyperf).
-	for {
-		if busy {
-			runtime.Gosched()
-		}
-		c.mu.Lock()
-		group := c.queue
-		if len(group) > maxGroup {
-			group = group[:maxGroup]
-		}
-		c.queue = c.queue[len(group):]
-		if len(group) == 0 {
-			c.running = false
-			c.mu.Unlock()
-			break
-		}
-		c.last = len(group)
+	if busy {
+		runtime.Gosched()
+	}
+	c.mu.Lock()
+	group := c.queue
+	if len(group) > maxGroup {
+		group = group[:maxGroup]
+	}
+	c.queue = c.queue[len(group):]
+	c.last = len(group)
+	c.mu.Unlock()
+	c.commitGroup(group)
+	// Then it hands the lead to the first writer queued meanwhile, whose
+	// own call the next group carries, and goes back to its caller. Going
+	// on until the queue was empty, a leader led 47 groups on average in
+	// complyperf's write phase, up to 534 in a row (over a second).
+	c.mu.Lock()
+	if len(c.queue) == 0 {
+		c.running = false
 		c.mu.Unlock()
-		busy = len(group) > 1
-		c.commitGroup(group)
+	} else {
+		next := c.queue[0]
+		c.mu.Unlock()
+		next.done <- errLead{}
 	}
 	return <-call.done
 }

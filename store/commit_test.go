@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -103,4 +104,68 @@ func TestGroupCommitShares(t *testing.T) {
 		t.Errorf("%d writers used %d transactions: no grouping", writers, len(txs))
 	}
 	t.Logf("%d writers, %d transactions", writers, len(txs))
+}
+
+// TestGroupCommitLeaderReturns: the writer that leads a commit goes back to
+// its caller once the group carrying its own function has committed, though
+// writers queued behind it keep the committer busy; the first of them leads
+// the next group. (A leader that went on committing until the queue was
+// empty led 47 groups on average under complyperf's write phase, up to 534
+// in a row: one API call or one webhook attempt held for over a second.)
+func TestGroupCommitLeaderReturns(t *testing.T) {
+	s, _ := mustOpen(t, "", store.Options{})
+	if err := s.Commit(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte(testBucket)); return err }); err != nil {
+		t.Fatal(err)
+	}
+	put := func(tx *bolt.Tx, k string) error { return tx.Bucket([]byte(testBucket)).Put([]byte(k), []byte("v")) }
+	inA, releaseA, releaseB := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	doneA, doneB := make(chan error, 1), make(chan error, 1)
+	var txA, txB int
+	go func() {
+		doneA <- s.Commit(func(tx *bolt.Tx) error {
+			txA = tx.ID()
+			close(inA)
+			<-releaseA
+			return put(tx, "a")
+		})
+	}()
+	<-inA // A leads and runs its function
+	go func() {
+		doneB <- s.Commit(func(tx *bolt.Tx) error {
+			txB = tx.ID()
+			<-releaseB
+			return put(tx, "b")
+		})
+	}()
+	for s.CommitsQueued() == 0 { // B waits for the next group
+		time.Sleep(time.Millisecond)
+	}
+	close(releaseA)
+	select {
+	case err := <-doneA:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(releaseB)
+		t.Fatal("the leader did not return until the group after its own had committed")
+	}
+	close(releaseB)
+	if err := <-doneB; err != nil {
+		t.Fatal(err)
+	}
+	if txA == txB {
+		t.Errorf("A and B shared transaction %d; B was queued behind A's", txA)
+	}
+	err := s.Commit(func(tx *bolt.Tx) error {
+		for _, k := range []string{"a", "b"} {
+			if tx.Bucket([]byte(testBucket)).Get([]byte(k)) == nil {
+				t.Errorf("%s was not committed", k)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

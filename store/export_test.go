@@ -22,6 +22,14 @@ func (s *Store) Enqueue(env Env, dest, eventType, entityType, entityID string, d
 // Commit runs fn through the group commit.
 func (s *Store) Commit(fn func(*bolt.Tx) error) error { return s.commit.run(fn) }
 
+// CommitsQueued is how many functions wait for the group commit's next
+// group.
+func (s *Store) CommitsQueued() int {
+	s.commit.mu.Lock()
+	defer s.commit.mu.Unlock()
+	return len(s.commit.queue)
+}
+
 // Schedule adds a job to the schedule and returns its key.
 func (s *Store) Schedule(due time.Time, kind string, env Env, id, entity string) ([]byte, error) {
 	var key []byte
