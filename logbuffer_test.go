@@ -9,13 +9,12 @@ import (
 	"time"
 )
 
-// sink is a destination that records every write and can be held shut.
+// sink is a destination that keeps what it is given and can be held shut.
 type sink struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	writes int
-	gate   chan struct{} // when set, each Write waits for it to be closed
-	got    chan struct{} // when set, signalled after each Write
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	gate chan struct{} // when set, each Write waits for it to be closed
+	got  chan struct{} // when set, signalled after each Write
 }
 
 func (s *sink) Write(p []byte) (int, error) {
@@ -24,7 +23,6 @@ func (s *sink) Write(p []byte) (int, error) {
 	}
 	s.mu.Lock()
 	s.buf.Write(p)
-	s.writes++
 	s.mu.Unlock()
 	if s.got != nil {
 		select {

@@ -37,7 +37,7 @@ func newServeCmd(a *app) *cobra.Command {
 			// One write(2) for many lines under load, and no handler
 			// holding slog's lock across one: complyperf's write phase
 			// 4.3k -> 4.9k req/s, 254 -> 222 µs of CPU per withdrawal
-			// (eight runs each, alternated).
+			// (eight pairs each, alternated).
 			logs := newLogBuffer(a.stderr)
 			defer logs.Close()
 			logger := newLogger(cfg.Log, logs)
