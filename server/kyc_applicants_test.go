@@ -220,6 +220,27 @@ func TestLocks(t *testing.T) {
 	}
 }
 
+// TestCompanyCountryLockedWhileSubmitted: a company whose every required
+// step holds data is submitted, in flight by SPEC §2, before anyone sends
+// it to review: its country answers 409 until a reset.
+func TestCompanyCountryLockedWhileSubmitted(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "docs-only", "applicantType": "company",
+		"steps": []map[string]any{{"kind": "company_docs"}}, "companyDataFields": []string{"companyName", "registrationNumber", "country"}})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "cs", "type": "company", "verificationLevelName": "docs-only",
+		"companyName": "Acme", "registrationNumber": "1", "country": "DEU"})
+	in.expect(200, "PATCH", "/v1/applicants/cs/company-info", map[string]any{"country": "AUT"})
+	in.expect(201, "POST", "/v1/applicants/cs/documents", map[string]any{"kind": "company_docs", "docType": "certificate_of_incorporation",
+		"image": b64(pngImage(t, 210, 210, 60))})
+	wantStatus(t, in.status("cs"), "submitted", nil, nil, 0)
+	if c, _ := errField(t, in.expect(409, "PATCH", "/v1/applicants/cs/company-info", map[string]any{"country": "FRA"})); c != "review_in_progress" {
+		t.Fatalf("country while submitted: code %s, want review_in_progress", c)
+	}
+	in.expect(200, "POST", "/v1/applicants/cs/reset", nil)
+	in.expect(200, "PATCH", "/v1/applicants/cs/company-info", map[string]any{"country": "FRA"})
+}
+
 func TestCompanyCountryLockedInFlight(t *testing.T) {
 	t.Parallel()
 	in := start(t)
@@ -235,6 +256,10 @@ func TestCompanyCountryLockedInFlight(t *testing.T) {
 			t.Fatalf("document %v", d)
 		}
 	}
+	// kyb-level's aml step gets its data at submission: still pending,
+	// not in flight, so the country may change.
+	wantStatus(t, in.status("co"), "pending", nil, nil, 0)
+	in.expect(200, "PATCH", "/v1/applicants/co/company-info", map[string]any{"country": "DEU"})
 	in.expect(200, "POST", "/v1/applicants/co/review", nil)
 	r = in.expect(409, "PATCH", "/v1/applicants/co/company-info", map[string]any{"country": "FRA"})
 	if c, _ := errField(t, r); c != "review_in_progress" {
@@ -618,23 +643,31 @@ func TestEmptyLevelNameIsDefault(t *testing.T) {
 	}
 }
 
-// TestDataIsNotInFlight: steps that hold data but were not sent to review
-// leave the level free to change; once sent, level changes answer 409.
-func TestDataIsNotInFlight(t *testing.T) {
+// TestSubmittedIsInFlight follows SPEC §2's definition: an applicant whose
+// reviewStatus is submitted (every required step holds data), in_review or
+// awaitingOperatorReview is in flight, and its level cannot change (§3.2);
+// one still pending can, keeping the data it holds.
+func TestSubmittedIsInFlight(t *testing.T) {
 	t.Parallel()
 	in := start(t)
 	in.createApplicant("nf", "Green")
 	in.expect(201, "POST", "/v1/applicants/nf/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 41))})
-	in.expect(201, "POST", "/v1/applicants/nf/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 220, 220, 42))})
-	wantStatus(t, in.status("nf"), "submitted", nil, nil, 0)
+	wantStatus(t, in.status("nf"), "pending", nil, nil, 0)
 	in.expect(200, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)
 	// The rebuilt steps show the data the applicant already holds.
-	wantSteps(t, in.stepStatuses("nf"), map[string]string{"identity_doc": "submitted", "selfie": "submitted", "liveness": "pending",
+	wantSteps(t, in.stepStatuses("nf"), map[string]string{"identity_doc": "submitted", "selfie": "pending", "liveness": "pending",
 		"poa": "pending", "questionnaire": "pending", "aml": "pending", "adverse_media": "pending"})
 	in.expect(200, "POST", "/v1/applicants/nf/levels/basic-kyc-level", nil)
+	in.expect(201, "POST", "/v1/applicants/nf/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 220, 220, 42))})
 	wantStatus(t, in.status("nf"), "submitted", nil, nil, 0)
+	if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)); code != "review_in_progress" {
+		t.Fatalf("level change while submitted: code %q, want review_in_progress", code)
+	}
 	in.expect(200, "POST", "/v1/applicants/nf/review", nil)
 	in.expect(409, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)
+	// A reset clears the review: the level is free again.
+	in.expect(200, "POST", "/v1/applicants/nf/reset", nil)
+	in.expect(200, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)
 }
 
 // TestCreatedApplicantAnswersItsView: a new applicant is answered with

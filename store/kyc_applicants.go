@@ -245,13 +245,13 @@ func (a *diskApplicant) unlock(field string) {
 	a.Locked = out
 }
 
-// inFlight reports whether a review is under way (SPEC §2): the applicant
-// was sent to review and has no verdict yet (in_review, or
-// awaitingOperatorReview). Steps that merely hold data (submitted, not yet
-// sent) do not count: the applicant can still change level or country.
+// inFlight reports whether a review is in flight as SPEC §2 defines it:
+// the applicant's reviewStatus is submitted (every required step holds
+// data), in_review or awaitingOperatorReview. A step already sent to
+// review counts too, whatever the aggregate says.
 func (a *diskApplicant) inFlight() bool {
 	switch a.Review.ReviewStatus {
-	case ReviewInReview, ReviewAwaiting:
+	case ReviewSubmitted, ReviewInReview, ReviewAwaiting:
 		return true
 	}
 	for _, st := range a.Steps {
