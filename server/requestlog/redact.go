@@ -18,11 +18,12 @@ const Redacted = "[redacted]"
 const minBase64 = 128
 
 // SecretName reports whether a field, header or parameter name holds a
-// secret: any name with secret, password, token or authorization in it
-// (signingSecret, callbackSecret, X-Api-Secret, sessionToken, …).
+// secret: any name with secret, password, token, authorization or
+// shortcode in it (signingSecret, callbackSecret, X-Api-Secret,
+// sessionToken, shortCode: a short code opens its session, SPEC §3.4).
 func SecretName(name string) bool {
 	n := strings.ToLower(name)
-	for _, s := range []string{"secret", "password", "token", "authorization", "csrf"} {
+	for _, s := range []string{"secret", "password", "token", "authorization", "csrf", "shortcode"} {
 		if strings.Contains(n, s) {
 			return true
 		}

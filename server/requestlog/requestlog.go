@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/complybox/complybox/store"
 )
@@ -225,12 +226,33 @@ func view(e *Entry) View {
 		ResponseBodyBytes: e.ResponseBodySize, ResponseBodyTruncated: e.ResponseBodySize > int64(len(e.ResponseBody)),
 	}
 	if len(e.RequestBody) > 0 {
-		s := Redact(e.RequestContentType, e.RequestBody)
+		s := clip(Redact(e.RequestContentType, e.RequestBody))
 		v.RequestBody = &s
 	}
 	if len(e.ResponseBody) > 0 {
-		s := Redact(e.ResponseContentType, e.ResponseBody)
+		s := clip(Redact(e.ResponseContentType, e.ResponseBody))
 		v.ResponseBody = &s
 	}
 	return v
+}
+
+// clip cuts a redacted body back to MaxBody bytes, at a character boundary:
+// redaction can lengthen it (a short secret becomes "[redacted]", a string
+// cut short gets its closing quote), and what is shown stays within 4 KiB.
+// A character the 4 KiB cut split is dropped whole.
+func clip(s string) string {
+	if len(s) > MaxBody {
+		n := MaxBody
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+	}
+	for i := 0; i < utf8.UTFMax-1 && len(s) > 0; i++ {
+		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size != 1 {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	return s
 }

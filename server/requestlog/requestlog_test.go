@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/complybox/complybox/server/requestlog"
 	"github.com/complybox/complybox/store"
@@ -43,6 +44,12 @@ func TestRedact(t *testing.T) {
 			`{"url":"http://127.0.0.1:8080/sdk/sess-token-1?lang=en","shortUrl":"http://127.0.0.1:8080/l/code123","verificationLinkUrl":"https://x/l/abc"}`,
 			[]string{"/sdk/[redacted]?lang=en", "/l/[redacted]"},
 			[]string{"sess-token-1", "code123", "/l/abc"}},
+		// A short code opens its session (SPEC §3.4): a secret wherever it
+		// stands, also nested in a spawn-kyc or regenerate-link answer.
+		{"ShortCode", "application/json",
+			`{"shortCode":"mRUkSTiLvHBWfg0AclNl7X","sdkLink":{"shortCode":"XSQalUJ9EYZgxcAGNr7T2j","ttlDays":7}}`,
+			[]string{`"shortCode":"[redacted]"`, `"ttlDays":7`},
+			[]string{"mRUkSTiLvHBWfg0AclNl7X", "XSQalUJ9EYZgxcAGNr7T2j"}},
 		{"Multipart", "multipart/form-data; boundary=XyZ",
 			"--XyZ\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nidentity_doc\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\nbinary\r\n--XyZ\r\nContent-Disposition: form-data; name=\"sessionToken\"\r\n\r\nsecret-tok\r\n--XyZ--\r\n",
 			[]string{"identity_doc", "[file redacted, ", `filename="a.png"`},
@@ -114,5 +121,32 @@ func TestLogRing(t *testing.T) {
 	}
 	if _, _, err := l.List(store.Sandbox, requestlog.Filter{}, store.Page{Cursor: "nope"}); store.AsError(err).Field != "cursor" {
 		t.Fatalf("bad cursor: %v", err)
+	}
+}
+
+// TestShownBodiesKeep4KiB: what the log shows of a body stays within 4 KiB
+// (SPEC §7) after redaction, which can lengthen it: a body cut inside a
+// string gets its closing quote, short secrets become "[redacted]".
+func TestShownBodiesKeep4KiB(t *testing.T) {
+	t.Parallel()
+	l := requestlog.New(5)
+	cut := []byte(`{"name":"` + strings.Repeat("é", requestlog.MaxBody))[:requestlog.MaxBody]
+	secrets := []byte(`{` + strings.Repeat(`"token":"a",`, requestlog.MaxBody/12))
+	for i, body := range [][]byte{cut, secrets[:min(len(secrets), requestlog.MaxBody)]} {
+		l.Record(store.Sandbox, requestlog.Entry{RequestID: fmt.Sprint("r", i), Method: "POST", Path: "/vaults", Status: 400,
+			RequestContentType: "application/json", RequestBody: body, RequestBodySize: int64(len(body)) + 100,
+			ResponseContentType: "application/json", ResponseBody: body, ResponseBodySize: int64(len(body))})
+		v, err := l.Get(store.Sandbox, fmt.Sprint("r", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, shown := range []*string{v.RequestBody, v.ResponseBody} {
+			if shown == nil || len(*shown) > requestlog.MaxBody || !utf8.ValidString(*shown) {
+				t.Fatalf("body %d shown as %d bytes (valid UTF-8: %v), want at most %d", i, len(*shown), utf8.ValidString(*shown), requestlog.MaxBody)
+			}
+		}
+		if strings.Contains(*v.RequestBody, `"a"`) {
+			t.Fatalf("body %d: a secret survived", i)
+		}
 	}
 }
