@@ -139,7 +139,12 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 		// to now, so every attempt connects afresh and is checked.
 		req.close = true
 	}
-	ts := at.Unix()
+	// webhook-timestamp is the real time of the attempt, not the sandbox
+	// clock's: receivers built on Standard Webhooks reject a timestamp more
+	// than a few minutes from their own clock, and must verify unchanged
+	// (SPEC §5) after a partner moved the test clock. The attempt's record
+	// (attemptedAt) and the body's timestamp keep the environment's time.
+	ts := s.cfg.Now().Unix()
 	req.header = [][2]string{
 		{"Content-Type", "application/json"},
 		{"User-Agent", "complybox-webhooks/" + s.cfg.Version},
