@@ -57,7 +57,7 @@ func (s *Server) sendSample(w http.ResponseWriter, r *request, dest string) erro
 	eventType := ""
 	if in.EventType != nil {
 		if eventType = *in.EventType; eventType == "" {
-			return store.Invalid("eventType", "eventType must name a catalog type; leave it out for webhook.test")
+			return store.Invalid("eventType", "eventType must name a catalog type, or webhook.test (the default)")
 		}
 	}
 	id, err := s.store.SendSampleEvent(r.env, dest, eventType)

@@ -137,6 +137,12 @@ func TestCustodyTestEvents(t *testing.T) {
 	if got.Header.Get("X-Webhook-Test") != "true" || got.Header.Get("X-Webhook-Id") != id {
 		t.Errorf("webhook.test headers %v", got.Header)
 	}
+	// Named, the default is webhook.test too.
+	var named struct{ DeliveryID string }
+	in.expect(202, "POST", "/webhooks/outbound/test", map[string]any{"eventType": "webhook.test"}).json(t, &named)
+	if got := rc.nextOfType(t, "webhook.test"); got.Header.Get("X-Webhook-Id") != named.DeliveryID || got.Header.Get("X-Webhook-Test") != "true" {
+		t.Errorf("eventType webhook.test: headers %v, want delivery %s", got.Header, named.DeliveryID)
+	}
 	// Unknown or foreign types: 400 naming eventType.
 	for _, body := range []any{map[string]any{"eventType": "nope"}, map[string]any{"eventType": "applicantReviewed"},
 		map[string]any{"eventType": ""}, map[string]any{"eventType": 3}} {
@@ -186,6 +192,8 @@ func TestKYCTestEvents(t *testing.T) {
 			t.Errorf("%s: data %v", typ, e.Data)
 		}
 	}
+	in.expect(202, "POST", "/v1/webhooks/test", map[string]any{"eventType": "webhook.test"})
+	rc.nextOfType(t, "webhook.test")
 	r = in.expect(400, "POST", "/v1/webhooks/test", map[string]any{"eventType": "wallet.created"})
 	if f := r.m(t)["error"].(map[string]any)["field"]; f != "eventType" {
 		t.Errorf("custody type on the KYC callback: field %v", f)

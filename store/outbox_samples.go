@@ -7,21 +7,25 @@ package store
 
 // SendSampleEvent enqueues a test event to dest (DestCustody: the custody
 // webhook; DestKYC: the KYC callback) and returns its delivery id. With
-// eventType "" the event is webhook.test; otherwise a sample of that type
-// of dest's catalog, delivered whatever the subscription. Returns EINVALID
-// naming eventType for a type outside dest's catalog and ECONFLICT
-// webhook_not_configured when dest has no URL.
+// eventType "" or "webhook.test" (the default, named) the event is
+// webhook.test; otherwise a sample of that type of dest's catalog,
+// delivered whatever the subscription. Returns EINVALID naming eventType
+// for a type outside dest's catalog and ECONFLICT webhook_not_configured
+// when dest has no URL.
 func (s *Store) SendSampleEvent(env Env, dest, eventType string) (string, error) {
 	catalog, how := CustodyCatalog(), "PUT /webhooks/outbound"
 	if dest == DestKYC {
 		catalog, how = KYCCatalog(), "set [kyc] callback_url or the console's KYC callback URL"
+	}
+	if eventType == "webhook.test" {
+		eventType = ""
 	}
 	if eventType != "" && !inCatalog(catalog, eventType) {
 		var names []string
 		for _, e := range catalog {
 			names = append(names, e.Name)
 		}
-		return "", Invalid("eventType", "eventType must be one of %s, or absent for webhook.test", joinNames(names))
+		return "", Invalid("eventType", "eventType must be one of %s, or webhook.test (the default)", joinNames(names))
 	}
 	var id string
 	err := s.updateIn(env, func(t *txn) error {
