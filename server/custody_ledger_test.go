@@ -360,6 +360,9 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	if code := r.m(t)["error"].(map[string]any)["code"]; code != "idempotency_key_reused" {
 		t.Errorf("code %v", code)
 	}
+	if f, has := r.m(t)["error"].(map[string]any)["field"]; has {
+		t.Errorf("a reused key's 409 names field %v; SPEC §2 keeps field for validation errors", f)
+	}
 	// The same key on another route is another key.
 	in.expect(201, "POST", "/vaults", map[string]any{"name": "b"}, "Idempotency-Key", "k-1")
 

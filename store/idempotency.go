@@ -42,7 +42,8 @@ func (t *txn) replay(env Env, scope string, idem Idem, out any) (bool, error) {
 		return false, nil
 	}
 	if r.BodyHash != idem.BodyHash {
-		return false, &Error{Code: EIDEMPOTENCY, Reason: "idempotency_key_reused", Field: "Idempotency-Key",
+		// A conflict, not a validation error: no field (SPEC §2).
+		return false, &Error{Code: EIDEMPOTENCY, Reason: "idempotency_key_reused",
 			Message: "this Idempotency-Key was used with a different request body"}
 	}
 	return true, json.Unmarshal(r.Response, out)
