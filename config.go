@@ -297,7 +297,8 @@ type configFlags struct {
 // loadConfig builds the configuration: defaults, the file at flags.path (when
 // given), the environment (environ, KEY=VALUE pairs) and the flags, then
 // validates it. It returns warnings to log once a logger exists: the
-// COMPLYBOX_ variables that name no key.
+// COMPLYBOX_ variables that name no key, the [kyc] level keys that name no
+// known level.
 func loadConfig(flags configFlags, environ []string) (Config, []string, error) {
 	cfg := DefaultConfig()
 	if flags.path != "" {
@@ -315,7 +316,10 @@ func loadConfig(flags configFlags, environ []string) (Config, []string, error) {
 	if flags.listen != "" {
 		cfg.Listen = flags.listen
 	}
-	return cfg, warnings, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return cfg, warnings, err
+	}
+	return cfg, append(warnings, cfg.unknownLevels()...), nil
 }
 
 // parseFile decodes the TOML file at path over c. Unknown keys are refused,
@@ -537,6 +541,11 @@ func (c *Config) Validate() error {
 		}
 		names[l.Name] = true
 	}
+	for _, d := range c.KYC.levelDefaults() {
+		if l, ok := store.ConfiguredLevel(c.Levels, d.name); ok && l.ApplicantType != d.applicantType {
+			return configError(d.key, "level %q is for %s applicants; this key needs a level for %s applicants", d.name, l.ApplicantType, d.applicantType)
+		}
+	}
 	symbols := map[string]bool{}
 	for i, a := range c.Assets {
 		key := fmt.Sprintf("assets[%d]", i)
@@ -571,19 +580,41 @@ func validCallbackSecret(key, v string) error {
 	return nil
 }
 
+// levelDefault is a key of [kyc] that names a level, with the applicant
+// type that level must be for.
+type levelDefault struct{ key, name, applicantType string }
+
+func (k KYCConfig) levelDefaults() []levelDefault {
+	return []levelDefault{
+		{"kyc.default_individual_level", k.DefaultIndividualLevel, store.TypeIndividual},
+		{"kyc.default_company_level", k.DefaultCompanyLevel, store.TypeCompany},
+		{"kyc.ubo_level", k.UBOLevel, store.TypeIndividual},
+	}
+}
+
+// unknownLevels returns a warning for each [kyc] level key that names
+// neither a built-in nor a configured level: not impossible, since a level
+// of that name can be created through the API, but every applicant that
+// relies on the default answers 404 until one is.
+func (c Config) unknownLevels() []string {
+	var out []string
+	for _, d := range c.KYC.levelDefaults() {
+		if _, ok := store.ConfiguredLevel(c.Levels, d.name); !ok {
+			out = append(out, fmt.Sprintf("%s names level %q, which is neither built in nor in [[levels]]: calls that rely on it answer 404 level_not_found until a level of that name is created (POST /v1/levels)", d.key, d.name))
+		}
+	}
+	return out
+}
+
 func (k KYCConfig) validate() error {
 	if k.CallbackURL != "" {
 		if err := validHTTPURL("kyc.callback_url", k.CallbackURL); err != nil {
 			return err
 		}
 	}
-	for key, v := range map[string]string{
-		"kyc.default_individual_level": k.DefaultIndividualLevel,
-		"kyc.default_company_level":    k.DefaultCompanyLevel,
-		"kyc.ubo_level":                k.UBOLevel,
-	} {
-		if v == "" {
-			return configError(key, "must name a level")
+	for _, d := range k.levelDefaults() {
+		if d.name == "" {
+			return configError(d.key, "must name a level")
 		}
 	}
 	if k.ReviewDelay < 0 {

@@ -272,6 +272,13 @@ func TestValidate(t *testing.T) {
 		{"CallbackURLPlainHTTP", "[kyc]\ncallback_url = \"http://partner.example.com/kyc\"", "kyc.callback_url"},
 		{"CallbackURLHTTPNever", "[kyc]\ncallback_url = \"http://127.0.0.1:9000/kyc\"\n[dispatch]\nallow_http = \"never\"", "kyc.callback_url"},
 		{"UBOLevelEmpty", "[kyc]\nubo_level = \"\"", "kyc.ubo_level"},
+		// A level of the wrong applicant type, built in or configured, can
+		// never serve the key (SPEC §1: an impossible value stops start-up).
+		{"DefaultIndividualCompanyLevel", "[kyc]\ndefault_individual_level = \"kyb-level\"", "kyc.default_individual_level"},
+		{"DefaultCompanyIndividualLevel", "[kyc]\ndefault_company_level = \"basic-kyc-level\"", "kyc.default_company_level"},
+		{"UBOLevelCompany", "[kyc]\nubo_level = \"kyb-level\"", "kyc.ubo_level"},
+		{"UBOLevelConfiguredCompany", "[kyc]\nubo_level = \"co\"\n[[levels]]\nname = \"co\"\napplicant_type = \"company\"\nsteps = [{kind = \"aml\"}]", "kyc.ubo_level"},
+		{"BuiltinReplacedByOtherType", "[[levels]]\nname = \"basic-kyc-level\"\napplicant_type = \"company\"\nsteps = [{kind = \"aml\"}]", "kyc.default_individual_level"},
 		{"ReviewDelayNegative", "[kyc]\nreview_delay = \"-1s\"", "kyc.review_delay"},
 		{"SanctionsFileMissing", "[kyc]\nsanctions_file = \"/nonexistent/sanctions.txt\"", "kyc.sanctions_file"},
 		{"PollIntervalZero", "[dispatch]\npoll_interval = \"0s\"", "dispatch.poll_interval"},
@@ -312,6 +319,20 @@ func TestValidate(t *testing.T) {
 			wantErr(t, err, tc.key)
 		})
 	}
+	t.Run("UnknownLevelWarns", func(t *testing.T) {
+		// A level of that name can still be created through the API: a
+		// warning naming the key, not an error.
+		_, warnings, err := loadConfig(configFlags{}, []string{"COMPLYBOX_KYC_DEFAULT_COMPANY_LEVEL=later-level"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "kyc.default_company_level") || !strings.Contains(warnings[0], "later-level") {
+			t.Fatalf("warnings %q, want one naming kyc.default_company_level", warnings)
+		}
+		if _, warnings, _ := loadConfig(configFlags{}, nil); len(warnings) != 0 {
+			t.Fatalf("defaults warn: %q", warnings)
+		}
+	})
 	t.Run("OK", func(t *testing.T) {
 		text := "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 2\nnetwork_fee = \"0.010\"\nusd_price = \"1.5\"\n" +
 			"[kyc]\ncallback_url = \"http://localhost:9000/kyc\"\n" +

@@ -86,6 +86,24 @@ func builtinLevels() []Level {
 	}
 }
 
+// ConfiguredLevel returns the level named name among the built-in levels
+// and configured ([[levels]]), a configured level replacing the built-in
+// one of its name; ok is false when neither has it (a level created later
+// through the API may still carry the name).
+func ConfiguredLevel(configured []Level, name string) (Level, bool) {
+	for _, l := range configured {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	for _, l := range builtinLevels() {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Level{}, false
+}
+
 // defaultLevels returns the built-in levels with the configured ones
 // replacing those of the same name and adding the others.
 func (s *Store) defaultLevels() []Level {
