@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -91,4 +92,32 @@ func rowOf(list, key string) string {
 		}
 	}
 	return ""
+}
+
+// TestConfiguredCredentialStaysRevoked: a key the config file declares,
+// revoked with the CLI, answers 401 after the next start with the same file
+// (which warns about it), as `revoke` promises.
+func TestConfiguredCredentialStaysRevoked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "complybox.db")
+	cfg := filepath.Join(dir, "complybox.toml")
+	if err := os.WriteFile(cfg, []byte("[[credentials]]\nkey = \"sbx_key_cfg\"\nsecret = \"sbx_secret_cfg\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, db, "--config", cfg)
+	if status, body := call(t, "GET", s.URL+"/webhooks/outbound", "sbx_key_cfg", "sbx_secret_cfg", nil); status != 200 {
+		t.Fatalf("configured credential: %d %s", status, body)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "credentials", "revoke", "--db", db, "sbx_key_cfg")
+	s = startServe(t, db, "--config", cfg)
+	if status, _ := call(t, "GET", s.URL+"/webhooks/outbound", "sbx_key_cfg", "sbx_secret_cfg", nil); status != 401 {
+		t.Fatalf("revoked configured credential after a restart: status %d, want 401", status)
+	}
+	if logs := s.logs.String(); !strings.Contains(logs, "credentials[0] (key sbx_key_cfg) was revoked and stays revoked") {
+		t.Errorf("no warning about the revoked configured key; logs:\n%s", logs)
+	}
 }

@@ -101,7 +101,7 @@ func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logg
 			err = fmt.Errorf("close db: %w", cerr)
 		}
 	}()
-	if err := applyCredentials(st, cfg.Credentials, stdout); err != nil {
+	if err := applyCredentials(st, cfg.Credentials, stdout, logger); err != nil {
 		return err
 	}
 	generated, err := st.InitCallback()
@@ -184,17 +184,22 @@ func waitRunning(ctx context.Context, d *dispatch.Dispatcher) error {
 	return nil
 }
 
-// applyCredentials stores the configured credentials. When there are none and
-// the db holds none, it creates a sandbox partner credential and prints it
-// once, so a newcomer can call the API at once.
-func applyCredentials(st *store.Store, creds []CredentialConfig, stdout io.Writer) error {
+// applyCredentials stores the configured credentials, warning about those
+// revoked (they stay so). When there are none and the db holds none, it
+// creates a sandbox partner credential and prints it once, so a newcomer
+// can call the API at once.
+func applyCredentials(st *store.Store, creds []CredentialConfig, stdout io.Writer, logger *slog.Logger) error {
 	for i, c := range creds {
 		env := store.Env(c.Environment)
 		if env == "" {
 			env = store.Sandbox
 		}
-		if err := st.EnsureCredential(c.Key, c.Secret, env, c.Role, c.Name); err != nil {
+		revoked, err := st.EnsureCredential(c.Key, c.Secret, env, c.Role, c.Name)
+		if err != nil {
 			return fmt.Errorf("config: credentials[%d]: %w", i, err)
+		}
+		if revoked {
+			logger.Warn(fmt.Sprintf("config: credentials[%d] (key %s) was revoked and stays revoked: its calls answer 401; give the configured credential a new key", i, c.Key))
 		}
 	}
 	if len(creds) > 0 {

@@ -89,32 +89,37 @@ func (s *Store) CreateCredential(env Env, role, name string) (Credential, string
 }
 
 // EnsureCredential stores a credential named in the configuration, replacing
-// a stored one with the same key. Returns EINVALID for bad values.
-func (s *Store) EnsureCredential(key, secret string, env Env, role, name string) error {
+// a stored one with the same key. A revoked key stays revoked, whatever the
+// configuration says (revoked reports it): revocation is how a leaked key
+// is shut out, and restarting with the same file must not let it back in.
+// Returns EINVALID for bad values.
+func (s *Store) EnsureCredential(key, secret string, env Env, role, name string) (revoked bool, err error) {
 	if role == "" {
 		role = RolePartner
 	}
 	if err := validCredential(env, role); err != nil {
-		return err
+		return false, err
 	}
 	if key == "" || secret == "" {
-		return Invalid("key", "credential key and secret are required")
+		return false, Invalid("key", "credential key and secret are required")
 	}
 	defer s.creds.invalidate()
-	return s.update(func(t *txn) error {
+	err = s.update(func(t *txn) error {
 		c := Credential{Key: key, Name: name, Environment: env, Role: role, SecretHash: hashSecret(secret), CreatedAt: At(t.now)}
 		if b := t.Bucket(bucketCredentials).Get([]byte(key)); b != nil {
 			old, err := unmarshalCredential(b)
 			if err != nil {
 				return err
 			}
-			if old.SecretHash == c.SecretHash && old.Role == role && old.Environment == env && old.RevokedAt.IsZero() {
+			revoked = !old.RevokedAt.IsZero()
+			if old.SecretHash == c.SecretHash && old.Role == role && old.Environment == env {
 				return nil
 			}
-			c.CreatedAt = old.CreatedAt
+			c.CreatedAt, c.RevokedAt = old.CreatedAt, old.RevokedAt
 		}
 		return t.putCredential(c, "credential.configured")
 	})
+	return revoked, err
 }
 
 func (t *txn) putCredential(c Credential, eventType string) error {

@@ -41,13 +41,13 @@ func TestAuthenticate(t *testing.T) {
 		}
 	})
 	t.Run("ConfiguredSecretChanges", func(t *testing.T) {
-		if err := s.EnsureCredential("cfg_key", "one", store.Sandbox, "", "cfg"); err != nil {
+		if _, err := s.EnsureCredential("cfg_key", "one", store.Sandbox, "", "cfg"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Authenticate("cfg_key", "one"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.EnsureCredential("cfg_key", "two", store.Sandbox, "", "cfg"); err != nil {
+		if _, err := s.EnsureCredential("cfg_key", "two", store.Sandbox, "", "cfg"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Authenticate("cfg_key", "one"); store.ErrorCode(err) != store.EUNAUTHORIZED {
@@ -55,6 +55,21 @@ func TestAuthenticate(t *testing.T) {
 		}
 		if _, err := s.Authenticate("cfg_key", "two"); err != nil {
 			t.Errorf("new secret refused: %v", err)
+		}
+	})
+	t.Run("ConfiguredStaysRevoked", func(t *testing.T) {
+		if err := s.RevokeCredential("cfg_key"); err != nil {
+			t.Fatal(err)
+		}
+		// The next start applies the same configuration, then a new secret.
+		for _, secret := range []string{"two", "three"} {
+			revoked, err := s.EnsureCredential("cfg_key", secret, store.Sandbox, "", "cfg")
+			if err != nil || !revoked {
+				t.Fatalf("EnsureCredential after revoke: revoked %v, err %v", revoked, err)
+			}
+			if _, err := s.Authenticate("cfg_key", secret); store.ErrorCode(err) != store.EUNAUTHORIZED {
+				t.Errorf("a revoked configured key authenticates again with %q: %v", secret, err)
+			}
 		}
 	})
 }
