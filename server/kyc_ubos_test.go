@@ -313,6 +313,36 @@ func TestUboRetryChildIsFailedUntilRegenerated(t *testing.T) {
 	}
 }
 
+// TestUboCompanyFinalHoldsUntilReset: a company closes RED FINAL over its
+// children even when its own step was rejected with RETRY (SPEC §3.6), and
+// FINAL holds until reset (§3.3): new documents and a new review answer
+// 409 review_final, as they do for an individual; after a reset both go.
+func TestUboCompanyFinalHoldsUntilReset(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	// companyName retry: the sandbox reviewer rejects its documents with RETRY.
+	in.createCompany("fin", "retry", map[string]any{"fullName": "Gil Green", "dateOfBirth": "1980-01-01", "ownershipPercent": 100, "roles": []string{"ubo"}})
+	in.spawn(201, "fin", 0, nil)
+	in.expect(200, "POST", "/v1/applicants/fin.ubo.1/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
+	wantReviewed(t, rc.reviewed(t, secret), "fin", "GREEN", nil)
+	in.submitCompany("fin", 70)
+	wantReviewed(t, rc.reviewed(t, secret), nil, "RED", "FINAL", "UNSATISFACTORY_PHOTOS")
+	wantStatus(t, in.status("fin"), "completed", "RED", "FINAL", 1)
+	// Its own document step is RETRY: only the company's FINAL stops it.
+	wantSteps(t, in.stepStatuses("fin"), map[string]string{"company_docs": "completed/RED/RETRY", "questionnaire": "completed/GREEN", "aml": "completed/GREEN"})
+	doc := map[string]any{"kind": "company_docs", "docType": "certificate_of_incorporation", "image": b64(pngImage(t, 210, 210, 80))}
+	if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/fin/documents", doc)); code != "review_final" {
+		t.Fatalf("upload to a company closed RED FINAL: code %q, want review_final", code)
+	}
+	if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/fin/review", nil)); code != "review_final" {
+		t.Fatalf("review of a company closed RED FINAL: code %q, want review_final", code)
+	}
+	wantStatus(t, in.status("fin"), "completed", "RED", "FINAL", 1)
+	in.expect(200, "POST", "/v1/applicants/fin/reset", nil)
+	in.expect(201, "POST", "/v1/applicants/fin/documents", doc)
+}
+
 func TestUboLinkExpiry(t *testing.T) {
 	t.Parallel()
 	in := start(t)

@@ -139,6 +139,11 @@ func (a *diskApplicant) recompute() {
 	}
 }
 
+// finalRed reports a closed RED FINAL verdict.
+func (r Review) finalRed() bool {
+	return r.ReviewStatus == ReviewCompleted && r.ReviewAnswer == Red && r.ReviewRejectType == RejectFinal
+}
+
 // terminal reports a final verdict: GREEN, or RED FINAL.
 func (r Review) terminal() bool {
 	return r.ReviewStatus == ReviewCompleted && (r.ReviewAnswer == Green || r.ReviewRejectType == RejectFinal)
@@ -241,6 +246,9 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 					Message: "the level requires company field " + f + " before review; set it with PATCH"}
 			}
 		}
+	}
+	if a.Review.finalRed() {
+		return Conflict("review_final", "applicant %q was rejected with FINAL; reset it first", a.ExternalID)
 	}
 	something := false
 	for i := range a.Steps {

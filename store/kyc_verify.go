@@ -86,6 +86,11 @@ func (a *diskApplicant) acceptsData() error {
 	if a.InReview {
 		return Conflict("review_in_progress", "a review of applicant %q is in progress", a.ExternalID)
 	}
+	if a.Review.finalRed() {
+		// A company closes RED FINAL over its children even when its own
+		// steps were RETRY (SPEC §3.6); FINAL holds until reset (§3.3).
+		return Conflict("review_final", "applicant %q was rejected with FINAL; reset it first", a.ExternalID)
+	}
 	for _, st := range a.Steps {
 		if !st.Optional && st.final() && st.ReviewStatus == ReviewCompleted {
 			return Conflict("review_final", "applicant %q was rejected with FINAL; reset it first", a.ExternalID)
