@@ -695,3 +695,38 @@ func TestCreatedApplicantAnswersItsView(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewHistoryReturnsAtMost200: an applicant with 211 partner-visible
+// events: review-history returns its 200 newest, all pages together (the
+// seed: at most 200 events per applicant), and totalItems counts all 211.
+func TestReviewHistoryReturnsAtMost200(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("busy", "Busy")
+	for range 105 {
+		in.expect(200, "POST", "/v1/applicants/busy/monitoring", nil)
+		in.expect(200, "DELETE", "/v1/applicants/busy/monitoring", nil)
+	}
+	type page struct {
+		Items      []struct{ ID, EventType string }
+		TotalItems int
+		NextCursor *string
+	}
+	var first, second page
+	in.expect(200, "GET", "/v1/applicants/busy/review-history?limit=200", nil).json(t, &first)
+	if len(first.Items) != 200 || first.TotalItems != 211 || first.NextCursor != nil {
+		t.Fatalf("limit=200: %d items, totalItems %d, nextCursor %v; want 200, 211, none", len(first.Items), first.TotalItems, first.NextCursor)
+	}
+	// Paged by 150: the same 200 newest, then no cursor.
+	in.expect(200, "GET", "/v1/applicants/busy/review-history?limit=150", nil).json(t, &first)
+	if first.NextCursor == nil {
+		t.Fatal("limit=150: no nextCursor")
+	}
+	in.expect(200, "GET", "/v1/applicants/busy/review-history?limit=150&cursor="+*first.NextCursor, nil).json(t, &second)
+	if len(first.Items)+len(second.Items) != 200 || second.NextCursor != nil || second.TotalItems != 211 {
+		t.Fatalf("pages of 150: %d + %d items, last cursor %v; want 200 in all", len(first.Items), len(second.Items), second.NextCursor)
+	}
+	if first.Items[0].EventType != "applicant.monitoring_disabled" {
+		t.Errorf("newest first: %v", first.Items[0])
+	}
+}

@@ -124,9 +124,14 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 				continue
 			}
 			out.TotalItems++
+			// Only the newest maxHistoryReturned matching events are ever
+			// returned, over all pages (the seed: at most 200 events per
+			// applicant); totalItems still counts them all.
+			returnable := out.TotalItems <= maxHistoryReturned
 			switch {
 			case skipping:
 				skipping = h.ID != after
+			case !returnable:
 			case len(out.Items) < q.Limit:
 				out.Items = append(out.Items, h)
 			case out.NextCursor == nil:
@@ -153,6 +158,11 @@ func (s *Store) ApplicantHistory(env Env, extID string) ([]HistoryEntry, error) 
 	})
 	return out, err
 }
+
+// maxHistoryReturned is how many events review-history returns of one
+// applicant at most, all pages together (seed: "at most 200 events per
+// applicant"); SPEC §3.3 keeps the number.
+const maxHistoryReturned = 200
 
 // historyCursorPrefix marks a review-history page cursor.
 const historyCursorPrefix = "history:"
