@@ -421,3 +421,22 @@ func TestSanctionedMagicName(t *testing.T) {
 		t.Fatalf("history %v, want %v", h, want)
 	}
 }
+
+// TestVerifyRefusesCompanies: direct verification is for individuals; a
+// company's images would have no step to go to, so /verify answers 400
+// not_an_individual instead of 200 with the images dropped, and stores
+// nothing.
+func TestVerifyRefusesCompanies(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co-v", "type": "company", "companyName": "Acme"})
+	r := in.expect(400, "POST", "/v1/applicants/co-v/verify", verifyBody(t, 9))
+	if code, field := errField(t, r); code != "not_an_individual" || field != "externalUserId" {
+		t.Fatalf("company /verify: code %q field %q, want not_an_individual externalUserId", code, field)
+	}
+	a := in.expect(200, "GET", "/v1/applicants/co-v", nil).m(t)
+	if docs, _ := a["documents"].([]any); len(docs) != 0 {
+		t.Fatalf("documents stored: %v", docs)
+	}
+	wantStatus(t, in.status("co-v"), "pending", nil, nil, 0)
+}

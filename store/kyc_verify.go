@@ -149,6 +149,12 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 	if err != nil {
 		return StatusView{}, err
 	}
+	if a.Type == TypeCompany {
+		// Its images would have no step to go to: say so rather than
+		// answer 200 and drop them.
+		return StatusView{}, &Error{Code: EINVALID, Reason: "not_an_individual", Field: "externalUserId",
+			Message: "applicant " + a.ExternalID + " is a company; direct verification is for individuals (a company's documents go to POST …/documents)"}
+	}
 	_, hasID := l.step(StepIdentityDoc)
 	_, hasSelfie := l.step(StepSelfie)
 	_, hasLiveness := l.step(StepLiveness)
