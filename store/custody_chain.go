@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/hex"
 	"math/big"
-	"math/rand/v2"
 	"strings"
 
 	"github.com/complybox/complybox/store/decimal"
@@ -215,18 +214,14 @@ func (s *Store) moveTransaction(env Env, id string, to func(Transaction) (status
 
 // newTxHash returns a random transaction hash shaped like the network's.
 func newTxHash(network string) string {
-	b := make([]byte, 32)
-	for i := range b {
-		b[i] = byte(rand.UintN(256))
-	}
-	h := hex.EncodeToString(b)
+	h := hex.EncodeToString(randomBytes(32))
 	switch network {
 	case NetworkBitcoin:
 		return h
 	case NetworkRipple:
 		return strings.ToUpper(h)
 	case NetworkSolana:
-		return randomChars(base58Chars, 88)
+		return base58(randomBytes(64), base58Chars) // a signature: 64 bytes
 	}
 	return "0x" + h
 }

@@ -191,37 +191,19 @@ func (s *Store) VaultWallets(env Env, vaultID string, p Page) ([]Wallet, *string
 	return out, next, err
 }
 
-// Address alphabets.
-const (
-	bech32Chars  = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
-	base58Chars  = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-	rippleBase58 = "rpshnaf39wBUDNEGHJKLM4PQRST7VWXYZ2bcdeCg65jkm8oFqi1tuvAxyz"
-)
-
-// newAddress returns a random address shaped like the network's: bech32
-// P2WPKH (bc1q…) on bitcoin, base58 on solana, a classic r… address on
-// ripple, and an EVM address (0x + 40 lowercase hex) otherwise.
+// newAddress returns a random address of the network's form, valid for its
+// chain libraries (custody_addresses.go): bech32 P2WPKH (bc1q…, with its
+// checksum) on bitcoin, a 32-byte public key in base58 on solana, a classic
+// r… address (base58check) on ripple, and an EVM address (0x + 40
+// lowercase hex) otherwise.
 func newAddress(network string) string {
 	switch network {
 	case NetworkBitcoin:
-		return "bc1q" + randomChars(bech32Chars, 38)
+		return segwitV0Address("bc", randomBytes(20))
 	case NetworkSolana:
-		return randomChars(base58Chars[1:], 1) + randomChars(base58Chars, 43)
+		return base58(randomBytes(32), base58Chars)
 	case NetworkRipple:
-		return "r" + randomChars(rippleBase58[1:], 33)
+		return rippleAddress(randomBytes(20))
 	}
-	b := make([]byte, 20)
-	for i := range b {
-		b[i] = byte(rand.UintN(256))
-	}
-	return "0x" + hex.EncodeToString(b)
-}
-
-// randomChars returns n characters drawn uniformly from alphabet.
-func randomChars(alphabet string, n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[rand.IntN(len(alphabet))]
-	}
-	return string(b)
+	return "0x" + hex.EncodeToString(randomBytes(20))
 }
