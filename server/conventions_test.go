@@ -731,6 +731,17 @@ func TestSweepPagedLevelsAndHistory(t *testing.T) {
 	for _, n := range []string{"a-level", "m-level", "z-level"} {
 		in.expect(201, "POST", "/v1/levels", map[string]any{"name": n, "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}})
 	}
+	// Levels newest first (SPEC §2): those created last, then the built-in
+	// ones made at the first start.
+	var levels struct{ Items []struct{ Name string } }
+	in.expect(200, "GET", "/v1/levels", nil).json(t, &levels)
+	var names []string
+	for _, l := range levels.Items {
+		names = append(names, l.Name)
+	}
+	if want := []string{"z-level", "m-level", "a-level", "kyb-level", "full-kyc-level", "basic-kyc-level"}; !slices.Equal(names, want) {
+		t.Errorf("GET /v1/levels: %v, want %v", names, want)
+	}
 	in.createApplicant("pager", "Pager")
 	for _, a := range []string{"deactivate", "activate", "monitoring", "reset", "blocklist"} {
 		in.expect(200, "POST", "/v1/applicants/pager/"+a, nil)

@@ -197,3 +197,6 @@ func (s *Store) IndexEntries(env Env, name string) int {
 	})
 	return n
 }
+
+// LayoutVersion is the layout this version writes, for the upgrade tests.
+const LayoutVersion = layoutVersion

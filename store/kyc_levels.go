@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -351,7 +352,18 @@ func (t *txn) putLevel(env Env, d diskLevel) error {
 	if err != nil {
 		return err
 	}
-	return t.env(env, "levels").Put([]byte(d.Name), b)
+	if err := t.env(env, "levels").Put([]byte(d.Name), b); err != nil {
+		return err
+	}
+	return t.env(env, "levels_idx").Put(levelKey(d.Level), []byte(d.Name))
+}
+
+// levelKey is a level's key in levels_idx, the order GET /v1/levels lists
+// them in (newest first, SPEC §2): its creation time, then its id (uuid
+// v7, so levels created in one millisecond keep their order). Neither
+// changes when a level is renamed, so the key stays and its name follows.
+func levelKey(l Level) []byte {
+	return append(itob(uint64(l.CreatedAtUtc.UnixMilli())), l.ID...)
 }
 
 // useLevel marks a level as used by an applicant: from now on it cannot be
@@ -381,39 +393,46 @@ func (s *Store) Levels(env Env) ([]Level, error) {
 	return out, err
 }
 
-// LevelPage lists one page of the levels of env by name; the cursor is the
-// last name of the previous page. Returns EINVALID naming cursor for a
-// cursor this service did not return.
+// LevelPage lists one page of the levels of env, newest first (SPEC §2),
+// through levels_idx: a page reads limit levels whatever their number; the
+// cursor is the index key of the previous page's last level. Returns
+// EINVALID naming cursor for a cursor this service did not return.
 func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
-	var after []byte
+	var before []byte
 	if p.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
-		name, ok := bytes.CutPrefix(b, []byte(levelCursorPrefix))
-		if err != nil || !ok || len(name) == 0 {
+		key, ok := bytes.CutPrefix(b, []byte(levelCursorPrefix))
+		if err != nil || !ok || len(key) <= 8 {
 			return nil, nil, Invalid("cursor", "cursor is not one this service returned")
 		}
-		after = name
+		before = key
 	}
 	var out []Level
 	var next *string
 	err := s.viewIn(env, func(t *txn) error {
 		out, next = nil, nil
-		c := t.env(env, "levels").Cursor()
-		k, v := c.First()
-		if after != nil {
-			k, v = c.Seek(after)
-			if k != nil && bytes.Equal(k, after) {
-				k, v = c.Next()
-			}
+		levels := t.env(env, "levels")
+		c := t.env(env, "levels_idx").Cursor()
+		var k, v []byte
+		if before == nil {
+			k, v = c.Last()
+		} else if k, v = c.Seek(before); k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
 		}
-		for ; k != nil; k, v = c.Next() {
+		for ; k != nil; k, v = c.Prev() {
 			if len(out) == p.Limit {
-				cur := base64.RawURLEncoding.EncodeToString(append([]byte(levelCursorPrefix), out[len(out)-1].Name...))
+				cur := base64.RawURLEncoding.EncodeToString(append([]byte(levelCursorPrefix), levelKey(out[len(out)-1])...))
 				next = &cur
 				return nil
 			}
 			var d diskLevel
-			if err := json.Unmarshal(v, &d); err != nil {
+			b := levels.Get(v)
+			if b == nil {
+				return fmt.Errorf("level %q: indexed but missing", v)
+			}
+			if err := json.Unmarshal(b, &d); err != nil {
 				return err
 			}
 			out = append(out, d.Level)
@@ -423,8 +442,8 @@ func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
 	return out, next, err
 }
 
-// levelCursorPrefix marks a level page cursor.
-const levelCursorPrefix = "level:"
+// levelCursorPrefix marks a level page cursor (layout 8 on: an index key).
+const levelCursorPrefix = "levels:"
 
 // Level returns one level. Returns ENOTFOUND (level_not_found).
 func (s *Store) Level(env Env, name string) (Level, error) {

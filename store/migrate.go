@@ -34,6 +34,9 @@ import (
 //	   applicants_bits, one entry per block of records; their logs are
 //	   folded into the new buckets (migrateBits). This walks those three
 //	   indexes once.
+//	8: levels_idx (kyc_levels.go), the levels in creation order, so that
+//	   GET /v1/levels lists them newest first (SPEC §2): built from each
+//	   environment's levels, a handful of records.
 //
 // A file of a later layout than this version knows is refused at Open
 // (newer versions may store what this one cannot read); going back to an
@@ -47,7 +50,7 @@ import (
 // version. Building lazily instead would leave lists answering wrong pages
 // until a record happened to be touched, so the one-time walk is the
 // simple, correct choice; it costs one pass over the file, once.
-const layoutVersion = 7
+const layoutVersion = 8
 
 var keyLayout = []byte("layout")
 
@@ -146,6 +149,20 @@ func (s *Store) migrate() error {
 		// already).
 		if err := s.migrateBits(); err != nil {
 			return err
+		}
+	}
+	if v < 8 {
+		for _, env := range Envs() {
+			err := s.migrateKeys(env, "levels", func(t *txn, _, v []byte) error {
+				var d diskLevel
+				if err := json.Unmarshal(v, &d); err != nil {
+					return err
+				}
+				return t.env(env, "levels_idx").Put(levelKey(d.Level), []byte(d.Name))
+			})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,11 +126,7 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 	}
 
 	// Back to the old layout.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	rewriteFile(t, path, func(tx *bolt.Tx) error {
 		for _, e := range store.Envs() {
 			root := tx.Bucket([]byte("env:" + string(e)))
 			for _, b := range []string{"applicants_bits", "transactions_bits", "wallets_by", "deliveries_bits", "expiry"} {
@@ -149,12 +146,6 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 		}
 		return meta.Delete([]byte("layout"))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
 
 	s, _ = mustOpen(t, path, opts)
 	if after := take(s); after != before {
@@ -179,6 +170,23 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 	}
 }
 
+// rewriteFile changes the stopped db at path in one bbolt transaction, as
+// an older complybox would have left it.
+func rewriteFile(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(fn)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestUpgradeRendersApplicantViews: a db written before layout 3 holds
 // applicant bodies without consentGivenAtUtc and without a document's
 // country; Open renders them again, so every body has both fields.
@@ -191,24 +199,14 @@ func TestUpgradeRendersApplicantViews(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	old := []byte(`{"externalUserId":"old-view","documents":[]}`) // a body of layout 2, cut short
-	err = db.Update(func(tx *bolt.Tx) error {
+	rewriteFile(t, path, func(tx *bolt.Tx) error {
 		views := tx.Bucket([]byte("env:" + string(store.Sandbox))).Bucket([]byte("applicant_views"))
 		if err := views.Put([]byte("old-view"), old); err != nil {
 			return err
 		}
 		return tx.Bucket([]byte("meta")).Put([]byte("layout"), []byte{0, 0, 0, 0, 0, 0, 0, 2})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
 	s, _ = mustOpen(t, path, opts)
 	b, err := s.ApplicantJSON(store.Sandbox, "old-view")
 	if err != nil {
@@ -216,6 +214,52 @@ func TestUpgradeRendersApplicantViews(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"consentGivenAtUtc":null`) || !strings.Contains(string(b), `"createdAtUtc"`) {
 		t.Errorf("after the upgrade the body is %s", b)
+	}
+}
+
+// TestUpgradeIndexesLevels: a db of layout 7 has no levels_idx; Open
+// builds it, so GET /v1/levels lists the levels newest first (SPEC §2),
+// the ones created later before the built-in ones.
+func TestUpgradeIndexesLevels(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	clock := store.NewManualClock(testStart)
+	opts := store.Options{Now: clock.Now}
+	s, _ := mustOpen(t, path, opts)
+	for _, name := range []string{"zz-level", "aa-level"} {
+		clock.Advance(time.Second)
+		if _, err := s.CreateLevel(store.Sandbox, store.Level{Name: name, ApplicantType: store.TypeIndividual,
+			Steps: []store.LevelStep{{Kind: store.StepSelfie}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rewriteFile(t, path, func(tx *bolt.Tx) error {
+		for _, e := range store.Envs() {
+			if err := tx.Bucket([]byte("env:" + string(e))).DeleteBucket([]byte("levels_idx")); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("layout"), binary.BigEndian.AppendUint64(nil, 7))
+	})
+	s, _ = mustOpen(t, path, opts)
+	var names []string
+	for cursor := ""; ; {
+		page, next, err := s.LevelPage(store.Sandbox, store.Page{Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range page {
+			names = append(names, l.Name)
+		}
+		if next == nil {
+			break
+		}
+		cursor = *next
+	}
+	if want := []string{"aa-level", "zz-level", "kyb-level", "full-kyc-level", "basic-kyc-level"}; !slices.Equal(names, want) {
+		t.Fatalf("levels after the upgrade: %v, want %v (newest first)", names, want)
 	}
 }
 
@@ -361,12 +405,8 @@ func TestUpgradeMovesIndexesToBitmaps(t *testing.T) {
 
 	// Back to layout 6: each bitmap block becomes one key per record, each
 	// log moves to its old name.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	oldKeys := 0
-	err = db.Update(func(tx *bolt.Tx) error {
+	rewriteFile(t, path, func(tx *bolt.Tx) error {
 		for _, e := range store.Envs() {
 			root := tx.Bucket([]byte("env:" + string(e)))
 			for _, list := range []string{"deliveries", "transactions", "applicants"} {
@@ -411,12 +451,6 @@ func TestUpgradeMovesIndexesToBitmaps(t *testing.T) {
 		}
 		return tx.Bucket([]byte("meta")).Put([]byte("layout"), binary.BigEndian.AppendUint64(nil, 6))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
 	if oldKeys < 5*n {
 		t.Fatalf("the layout 6 file has %d index keys, want at least %d", oldKeys, 5*n)
 	}
@@ -436,7 +470,7 @@ func TestUpgradeMovesIndexesToBitmaps(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,8 +483,8 @@ func TestUpgradeMovesIndexesToBitmaps(t *testing.T) {
 				}
 			}
 		}
-		if v := tx.Bucket([]byte("meta")).Get([]byte("layout")); binary.BigEndian.Uint64(v) != 7 {
-			t.Errorf("layout %d after the upgrade, want 7", binary.BigEndian.Uint64(v))
+		if v := tx.Bucket([]byte("meta")).Get([]byte("layout")); binary.BigEndian.Uint64(v) != store.LayoutVersion {
+			t.Errorf("layout %d after the upgrade, want %d", binary.BigEndian.Uint64(v), store.LayoutVersion)
 		}
 		return nil
 	})

@@ -158,11 +158,7 @@ func TestScheduleSplitOnUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to layout 2: every job in "schedule".
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	rewriteFile(t, path, func(tx *bolt.Tx) error {
 		src, dst := tx.Bucket([]byte("schedule_sandbox")), tx.Bucket([]byte("schedule"))
 		if err := src.ForEach(func(k, v []byte) error { return dst.Put(k, v) }); err != nil {
 			return err
@@ -172,10 +168,6 @@ func TestScheduleSplitOnUpgrade(t *testing.T) {
 		}
 		return tx.Bucket([]byte("meta")).Put([]byte("layout"), binary.BigEndian.AppendUint64(nil, 2))
 	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	s, _ = mustOpen(t, path, store.Options{Now: clock.Now})
 	before := s.ScheduleReads()
@@ -202,7 +194,7 @@ func TestScheduleSplitOnUpgrade(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

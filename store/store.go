@@ -462,6 +462,7 @@ func envBuckets() []string {
 		"transactions_bits_log", // its changes not yet folded in: log seq -> seq | changes (list_filter_log.go)
 		"balances",              // wallet id -> balance
 		"levels",                // level name -> level
+		"levels_idx",            // createdAt ms | level id -> level name (newest last; kyc_levels.go)
 		"applicants",            // externalUserId -> applicant
 		"applicants_idx",        // seq -> externalUserId
 		"applicants_bits",       // filter index: field | len | value | block -> bitmap (list_filter_bits.go)
