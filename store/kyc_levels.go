@@ -413,13 +413,14 @@ func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
 		out, next = nil, nil
 		levels := t.env(env, "levels")
 		c := t.env(env, "levels_idx").Cursor()
-		var k, v []byte
-		if before == nil {
-			k, v = c.Last()
-		} else if k, v = c.Seek(before); k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
+		// From the newest, or from the last key before the cursor's.
+		k, v := c.Last()
+		if before != nil {
+			if seek, _ := c.Seek(before); seek == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
 		}
 		for ; k != nil; k, v = c.Prev() {
 			if len(out) == p.Limit {
