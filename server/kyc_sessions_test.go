@@ -91,6 +91,11 @@ func TestVerificationSessions(t *testing.T) {
 	if h := in.historyTypes("s2"); !slices.Equal(h, want) {
 		t.Fatalf("history %v, want %v", h, want)
 	}
+	// The history names the expired session by its expiry, never by its
+	// short code, a bearer credential (SPEC §3.4).
+	if h := string(in.expect(200, "GET", "/v1/applicants/s2/review-history", nil).Body); strings.Contains(h, short.ShortCode) || !strings.Contains(h, `"expiresAt":"2026-11-21T05:01:00.000Z"`) {
+		t.Errorf("history of the expired session: %s", h)
+	}
 	// Expired steps come back with a new session, and a submission works.
 	in.expect(201, "POST", "/v1/applicants/s2/verification-sessions", nil)
 	wantStatus(t, in.status("s2"), "pending", nil, nil, 0)

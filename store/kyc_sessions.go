@@ -297,8 +297,11 @@ func (t *txn) expireSession(j Job) error {
 	if err := t.save(j.Env, a); err != nil {
 		return err
 	}
+	// The session is named by its expiry, as enrollment.created names it:
+	// a short code is a bearer credential (SPEC §3.4), kept out of the
+	// history partners and operators read.
 	if err := t.appendHistory(j.Env, a.ID, HistoryEntry{EventType: "enrollment.expired", ActorType: ActorSystem,
-		Details: map[string]any{"shortCode": x.ShortCode}}); err != nil {
+		Details: map[string]any{"expiresAt": x.ExpiresAt}}); err != nil {
 		return err
 	}
 	return t.syncChild(j.Env, a) // UBO hook (store/kyb_company.go): a child's expired link shows on its row
