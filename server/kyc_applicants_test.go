@@ -124,6 +124,9 @@ func TestCreateApplicant(t *testing.T) {
 			{map[string]any{"externalUserId": "v11", "type": "company", "legalForm": "corporation"}, "legalForm"},
 			{map[string]any{"externalUserId": "v12", "type": "company", "country": "DE"}, "country"},
 			{map[string]any{"externalUserId": "v13", "type": "company", "incorporationDate": "2021-13-01"}, "incorporationDate"},
+			// Control characters: a NUL in a name, a line break outside an address.
+			{map[string]any{"externalUserId": "v14", "firstName": "Ada\u0000"}, "firstName"},
+			{map[string]any{"externalUserId": "v15", "type": "company", "companyName": "Acme\nLtd"}, "companyName"},
 		} {
 			r := in.expect(400, "POST", "/v1/applicants", c.body)
 			if _, f := errField(t, r); f != c.field {

@@ -103,6 +103,12 @@ func normalizeField(name, v string, now time.Time) (string, error) {
 	if strings.TrimSpace(v) == "" {
 		return "", Invalid(name, "%s must not be empty; send null to clear it", name)
 	}
+	multiline := name == "address" || name == "registeredAddress"
+	for _, r := range v {
+		if (r < 0x20 && !(multiline && (r == '\n' || r == '\r'))) || r == 0x7f {
+			return "", Invalid(name, "%s contains a control character", name)
+		}
+	}
 	switch name {
 	case "gender":
 		if v != "male" && v != "female" && v != "other" {
