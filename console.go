@@ -64,8 +64,8 @@ func newConsoleUserAddCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Operator %s added as %s.\n", u.Name, u.Role)
-				return nil
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "Operator %s added as %s.\n", u.Name, u.Role)
+				return err
 			})
 		},
 	}
@@ -119,8 +119,8 @@ func newConsoleUserRemoveCmd(a *app) *cobra.Command {
 				if err := st.RemoveConsoleUser(argv[0], store.ConsoleCLIActor); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Operator %s removed.\n", argv[0])
-				return nil
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "Operator %s removed.\n", argv[0])
+				return err
 			})
 		},
 	}
@@ -172,8 +172,8 @@ func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Console password set for %s; that operator's console sessions were ended.\n", user)
-				return nil
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "Console password set for %s; that operator's console sessions were ended.\n", user)
+				return err
 			})
 		},
 	}

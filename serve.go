@@ -109,7 +109,10 @@ func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logg
 		return fmt.Errorf("kyc callback: %w", err)
 	}
 	if generated != "" {
-		fmt.Fprintf(stdout, "KYC callback signing secret (generated, shown once): %s\n", generated)
+		// Shown once: an output that cannot take it stops the start.
+		if _, err := fmt.Fprintf(stdout, "KYC callback signing secret (generated, shown once): %s\n", generated); err != nil {
+			return fmt.Errorf("printing the generated KYC callback secret: %w", err)
+		}
 	}
 
 	ver := readVersion()
@@ -216,7 +219,9 @@ func applyCredentials(st *store.Store, creds []CredentialConfig, stdout io.Write
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Created a sandbox API credential (shown once; only its hash is stored):\n"+
-		"  X-Api-Key:    %s\n  X-Api-Secret: %s\n", c.Key, secret)
+	if _, err := fmt.Fprintf(stdout, "Created a sandbox API credential (shown once; only its hash is stored):\n"+
+		"  X-Api-Key:    %s\n  X-Api-Secret: %s\n", c.Key, secret); err != nil {
+		return fmt.Errorf("printing the first-run credential: %w", err)
+	}
 	return nil
 }

@@ -167,23 +167,3 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descOutbox, prometheus.GaugeValue, float64(d.Count), string(d.Env), d.Destination, d.Status)
 	}
 }
-
-// routeTable registers routes on the Server's router, each handler told its
-// route pattern for the metrics' route label.
-type routeTable struct{ s *Server }
-
-func (t routeTable) GET(path string, h httprouter.Handle)    { t.s.router.GET(path, named(path, h)) }
-func (t routeTable) POST(path string, h httprouter.Handle)   { t.s.router.POST(path, named(path, h)) }
-func (t routeTable) PUT(path string, h httprouter.Handle)    { t.s.router.PUT(path, named(path, h)) }
-func (t routeTable) PATCH(path string, h httprouter.Handle)  { t.s.router.PATCH(path, named(path, h)) }
-func (t routeTable) DELETE(path string, h httprouter.Handle) { t.s.router.DELETE(path, named(path, h)) }
-
-// named sets the route pattern on the request's statusRecorder.
-func named(pattern string, h httprouter.Handle) httprouter.Handle {
-	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		if rec, ok := w.(*statusRecorder); ok {
-			rec.route = pattern
-		}
-		h(w, r, ps)
-	}
-}

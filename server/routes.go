@@ -1,6 +1,10 @@
 package server
 
 import (
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
 	"github.com/complybox/complybox/server/console"
 	"github.com/complybox/complybox/server/hostedui"
 )
@@ -168,4 +172,33 @@ func (s *Server) routes() {
 	r.GET("/console/requests/:id", c.Page(rp.Detail))
 	r.GET("/console/clock", c.Page(cp.Show))
 	r.POST("/console/clock", c.Page(cp.Move))
+}
+
+// routeTable registers routes on the Server's router, each handler told its
+// route pattern for the metrics' route label.
+type routeTable struct{ s *Server }
+
+// GET registers a GET route (ServeHTTP answers HEAD with it).
+func (t routeTable) GET(path string, h httprouter.Handle) { t.s.router.GET(path, named(path, h)) }
+
+// POST registers a POST route.
+func (t routeTable) POST(path string, h httprouter.Handle) { t.s.router.POST(path, named(path, h)) }
+
+// PUT registers a PUT route.
+func (t routeTable) PUT(path string, h httprouter.Handle) { t.s.router.PUT(path, named(path, h)) }
+
+// PATCH registers a PATCH route.
+func (t routeTable) PATCH(path string, h httprouter.Handle) { t.s.router.PATCH(path, named(path, h)) }
+
+// DELETE registers a DELETE route.
+func (t routeTable) DELETE(path string, h httprouter.Handle) { t.s.router.DELETE(path, named(path, h)) }
+
+// named sets the route pattern on the request's statusRecorder.
+func named(pattern string, h httprouter.Handle) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if rec, ok := w.(*statusRecorder); ok {
+			rec.route = pattern
+		}
+		h(w, r, ps)
+	}
 }

@@ -451,7 +451,10 @@ func (s *Store) PatchUbo(env Env, extID, index string, in UboInput) (UboPatched,
 		if a.erased() {
 			return Conflict("applicant_erased", "applicant %q was erased", extID)
 		}
-		before, _ := json.Marshal(r)
+		before, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
 		identity, err := applyUboInput(r, in, "", false, t.now)
 		if err != nil {
 			return err
@@ -464,7 +467,11 @@ func (s *Store) PatchUbo(env Env, extID, index string, in UboInput) (UboPatched,
 			return err
 		}
 		out = UboPatched{IdentityChangedAfterSpawn: identity && r.spawned()}
-		if after, _ := json.Marshal(r); string(after) != string(before) {
+		after, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if string(after) != string(before) {
 			r.UpdatedAt = At(t.now)
 			if err := t.saveCompany(env, a); err != nil {
 				return err

@@ -210,31 +210,6 @@ func (t *txn) getSession(env Env, token string) (Session, bool, error) {
 	return x, true, json.Unmarshal(b, &x)
 }
 
-// SessionByToken returns a live session by its token, whatever its
-// environment. Returns EUNAUTHORIZED for an unknown token and EGONE for an
-// expired one.
-func (s *Store) SessionByToken(token string) (Session, error) {
-	var out Session
-	err := s.view(func(t *txn) error {
-		for _, e := range Envs() {
-			x, ok, err := t.getSession(e, token)
-			if err != nil {
-				return err
-			}
-			if ok {
-				t.enter(e)
-				if !t.now.Before(x.ExpiresAt.Time) {
-					return Errorf(EGONE, "session_expired", "this verification link has expired")
-				}
-				out = x
-				return nil
-			}
-		}
-		return Errorf(EUNAUTHORIZED, "invalid_token", "unknown verification session")
-	})
-	return out, err
-}
-
 // ShortLink resolves a short code to its hosted-UI URL. Returns ENOTFOUND
 // for an unknown code and EGONE once the session expired.
 func (s *Store) ShortLink(code string) (string, error) {

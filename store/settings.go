@@ -67,6 +67,3 @@ func (s Settings) withDefaults() Settings {
 	}
 	return s
 }
-
-// Settings returns the settings in force.
-func (s *Store) Settings() Settings { return s.settings }

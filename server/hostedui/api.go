@@ -67,6 +67,8 @@ func sdkShown(st *store.SDKState) {
 	}
 }
 
+// State serves GET /api/v1/sdk/state: the session's applicant, level and
+// steps as the page shows them.
 func (ui *UI) State(w http.ResponseWriter, r *http.Request, token string) error {
 	st, err := ui.store.SDKState(token)
 	if err != nil {
@@ -77,6 +79,9 @@ func (ui *UI) State(w http.ResponseWriter, r *http.Request, token string) error 
 	return nil
 }
 
+// PersonalInfo serves POST /api/v1/sdk/personal-info: the applicant's
+// fields (bare, or wrapped in "fields" or "info"); 409 field_locked naming a
+// locked field sent with another value, 400 naming a bad one.
 func (ui *UI) PersonalInfo(w http.ResponseWriter, r *http.Request, token string) error {
 	var in map[string]json.RawMessage
 	if err := wire.Decode(r, &in); err != nil {
@@ -102,6 +107,8 @@ func (ui *UI) PersonalInfo(w http.ResponseWriter, r *http.Request, token string)
 	return nil
 }
 
+// Documents serves POST /api/v1/sdk/documents: one multipart upload of a
+// step's images (readUpload); 201 with the state.
 func (ui *UI) Documents(w http.ResponseWriter, r *http.Request, token string) error {
 	up, err := readUpload(r)
 	if err != nil {
@@ -116,6 +123,8 @@ func (ui *UI) Documents(w http.ResponseWriter, r *http.Request, token string) er
 	return nil
 }
 
+// Questionnaire serves the questionnaire's answers, checked against the
+// level's questions.
 func (ui *UI) Questionnaire(w http.ResponseWriter, r *http.Request, token string) error {
 	var in map[string]json.RawMessage
 	if err := wire.Decode(r, &in); err != nil {
@@ -146,6 +155,7 @@ func (ui *UI) AddUbo(w http.ResponseWriter, r *http.Request, token string) error
 	return nil
 }
 
+// Submit serves POST /api/v1/sdk/submit: sends the applicant to review.
 func (ui *UI) Submit(w http.ResponseWriter, r *http.Request, token string) error {
 	st, err := ui.store.SDKSubmit(token)
 	if err != nil {

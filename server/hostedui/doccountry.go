@@ -65,16 +65,6 @@ func (p *sdkPage) readDocCountry(q url.Values) {
 	}
 }
 
-// DocCountryName is the chosen country's name in the page's language.
-func (p *sdkPage) DocCountryName() string {
-	for _, c := range p.Countries {
-		if c.Value == p.DocCountry {
-			return c.Label
-		}
-	}
-	return p.DocCountry
-}
-
 // DocTypeTable is the script's table of identity document types: each
 // type with its label and the countries that issue it.
 func (p *sdkPage) DocTypeTable() string {

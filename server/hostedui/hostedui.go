@@ -158,6 +158,8 @@ func (ui *UI) messagePage(r *http.Request) sdkMessagePage {
 	return page
 }
 
+// Asset serves the hosted UI's embedded static files and the configured
+// branding logo.
 func (ui *UI) Asset(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	name := path.Clean(strings.TrimPrefix(ps.ByName("file"), "/"))
 	if ui.brandAsset(w, r, name) {
