@@ -256,7 +256,7 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 	if _, err := c.store.Decide(r.env, id, d); err != nil {
 		if e := store.AsError(err); e.Code == store.EINVALID {
 			form.Err, form.ErrField = e.Message, e.Field
-			return c.applicantPage(w, r, http.StatusBadRequest, form)
+			return c.applicantPage(w, r, wire.Status(err), form)
 		}
 		return err
 	}

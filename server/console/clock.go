@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
@@ -153,7 +154,7 @@ func (p *ClockPages) formError(w http.ResponseWriter, r *Request, err error) err
 	if e.Code != store.EINVALID {
 		return err
 	}
-	return p.render(w, r, http.StatusBadRequest, nil, e.Message, e.Field)
+	return p.render(w, r, wire.Status(err), nil, e.Message, e.Field)
 }
 
 // parseFormTime reads the "to" field: a datetime-local value, taken as

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
@@ -81,9 +82,9 @@ func (c *Console) Login(w http.ResponseWriter, r *Request) error {
 	switch store.ErrorCode(err) {
 	case "":
 	case store.EUNAUTHORIZED:
-		return c.renderLogin(w, r, http.StatusUnauthorized, "The name or the password is not correct.", name)
+		return c.renderLogin(w, r, wire.Status(err), "The name or the password is not correct.", name)
 	case store.ECONFLICT:
-		return c.renderLogin(w, r, http.StatusConflict, "No console operator exists yet.", name)
+		return c.renderLogin(w, r, wire.Status(err), "No console operator exists yet.", name)
 	default:
 		return err
 	}

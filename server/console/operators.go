@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
@@ -49,10 +50,10 @@ func (c *Console) AddOperator(w http.ResponseWriter, r *Request) error {
 		switch e.Code {
 		case store.EINVALID:
 			form.Err, form.ErrField = e.Message, e.Field
-			return c.operatorsPage(w, r, http.StatusBadRequest, form)
+			return c.operatorsPage(w, r, wire.Status(err), form)
 		case store.ECONFLICT:
 			form.Err, form.ErrField = e.Message, "name"
-			return c.operatorsPage(w, r, http.StatusConflict, form)
+			return c.operatorsPage(w, r, wire.Status(err), form)
 		}
 		return err
 	}
