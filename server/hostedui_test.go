@@ -16,7 +16,7 @@ import (
 )
 
 // sdkSession opens a hosted-UI session for extID, passes its intro as a
-// browser does (the consent box ticked; history consent.given the first
+// browser does (the consent box ticked; internal history consent.given the first
 // time) and returns its token.
 func (in *instance) sdkSession(extID string, body map[string]any) string {
 	in.t.Helper()
@@ -476,12 +476,17 @@ func TestSDKFormFlow(t *testing.T) {
 	// info and the two uploads (failed calls record nothing).
 	want := []string{"enrollment.completed:system", "applicant.approved:system", "enrollment.submitted:sdk",
 		"applicant.updated:sdk", "applicant.updated:sdk", "applicant.updated:sdk", "enrollment.created:partner",
-		"consent.given:sdk", "enrollment.created:partner", "applicant.created:partner"}
+		"enrollment.created:partner", "applicant.created:partner"}
 	if h := in.historyTypes("walk1"); !slices.Equal(h, want) {
 		t.Errorf("history %v, want %v", h, want)
 	}
-	if h := in.expect(200, "GET", "/v1/applicants/walk1/review-history?eventType=consent.given", nil).m(t); h["totalItems"] != float64(1) {
-		t.Errorf("consent.given entries: %v", h)
+	// consent.given is internal: the seed's partner-visible list is closed
+	// (SPEC §3.3); the partner has consentGivenAtUtc, the console the entry.
+	if _, f := errField(t, in.expect(400, "GET", "/v1/applicants/walk1/review-history?eventType=consent.given", nil)); f != "eventType" {
+		t.Errorf("eventType=consent.given: field %q, want eventType", f)
+	}
+	if all, err := in.Store.ApplicantHistory(store.Sandbox, "walk1"); err != nil || !slices.ContainsFunc(all, func(h store.HistoryEntry) bool { return h.EventType == "consent.given" }) {
+		t.Errorf("the stored history has no consent.given (err %v)", err)
 	}
 	a = in.expect(200, "GET", "/v1/applicants/walk1", nil).m(t)
 	if docs := a["documents"].([]any); docs[0].(map[string]any)["country"] != "GBR" || docs[0].(map[string]any)["docType"] != "PASSPORT" {

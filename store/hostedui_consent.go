@@ -3,8 +3,9 @@ package store
 // Consent in the hosted UI: before the first step the applicant reads what
 // will be asked and accepts a consent line. The moment is kept on the
 // applicant (consentGivenAtUtc in GET /v1/applicants/{id}) and recorded as
-// the partner-visible history entry consent.given by sdk, in the same
-// transaction. Consent is given once per applicant: a later session, a
+// the internal history entry consent.given by sdk, in the same transaction:
+// the console shows it; partners see the timestamp, since the seed's list of
+// partner-visible history events is closed and does not name it. Consent is given once per applicant: a later session, a
 // RETRY or a reset does not ask again (the processing it covers is the
 // same); erasure keeps the timestamp, which is not personal data.
 
@@ -24,6 +25,6 @@ func (s *Store) SDKConsent(token string) (SDKState, error) {
 			return err
 		}
 		return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "consent.given", ActorType: ActorSDK,
-			Details: map[string]any{"lang": x.Lang}})
+			Details: map[string]any{"lang": x.Lang}, Internal: true})
 	})
 }

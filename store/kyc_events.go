@@ -66,7 +66,7 @@ func historyEventTypes() []string {
 		"applicant.monitoring_enabled", "applicant.monitoring_disabled", "applicant.verified", "applicant.approved",
 		"applicant.rejected", "applicant.deactivated", "applicant.activated",
 		"enrollment.created", "enrollment.submitted", "enrollment.completed", "enrollment.expired",
-		"aml.run", "adverse_media.run", "managed_compliance.decided", "consent.given"}
+		"aml.run", "adverse_media.run", "managed_compliance.decided"}
 }
 
 // HistoryQuery selects review-history entries.
