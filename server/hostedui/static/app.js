@@ -206,10 +206,12 @@
 
   // A final verdict goes back to the partner after a visible countdown
   // that the applicant can skip with the button (WCAG 2.2.1: no timed
-  // meta refresh). Without script the button is the way back.
+  // meta refresh). Without script the button is the way back, and the
+  // countdown's line stays hidden: nothing would take the applicant back.
   var countdown = document.getElementById('countdown');
   var back = document.getElementById('return');
   if (countdown && back) {
+    countdown.hidden = false;
     var left = parseInt(countdown.getAttribute('data-seconds'), 10) || 5;
     var tick = function () {
       if (left <= 0) { window.location.assign(back.href); return; }
