@@ -4,10 +4,11 @@ package store
 // will be asked and accepts a consent line. The moment is kept on the
 // applicant (consentGivenAtUtc in GET /v1/applicants/{id}) and recorded as
 // the internal history entry consent.given by sdk, in the same transaction:
-// the console shows it; partners see the timestamp, since the seed's list of
-// partner-visible history events is closed and does not name it. Consent is given once per applicant: a later session, a
-// RETRY or a reset does not ask again (the processing it covers is the
-// same); erasure keeps the timestamp, which is not personal data.
+// the console shows it; partners see the timestamp, since the seed's list
+// of partner-visible history events is closed and does not name it.
+// Consent is given once per applicant: a later session, a RETRY or a reset
+// does not ask again (the processing it covers is the same); erasure keeps
+// the timestamp, which is not personal data.
 
 // SDKConsent records that the session's applicant gave consent. A repeat
 // changes nothing and records nothing. Returns EUNAUTHORIZED, EGONE and

@@ -363,7 +363,7 @@ func (t *txn) putLevel(env Env, d diskLevel) error {
 // v7, so levels created in one millisecond keep their order). Neither
 // changes when a level is renamed, so the key stays and its name follows.
 func levelKey(l Level) []byte {
-	return append(itob(uint64(l.CreatedAtUtc.UnixMilli())), l.ID...)
+	return append(itob(uint64(max(l.CreatedAtUtc.UnixMilli(), 0))), l.ID...)
 }
 
 // useLevel marks a level as used by an applicant: from now on it cannot be

@@ -123,8 +123,8 @@ func (ui *UI) Documents(w http.ResponseWriter, r *http.Request, token string) er
 	return nil
 }
 
-// Questionnaire serves the questionnaire's answers, checked against the
-// level's questions.
+// Questionnaire serves POST /api/v1/sdk/questionnaire: the answers,
+// checked against the level's questions.
 func (ui *UI) Questionnaire(w http.ResponseWriter, r *http.Request, token string) error {
 	var in map[string]json.RawMessage
 	if err := wire.Decode(r, &in); err != nil {
