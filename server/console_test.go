@@ -723,6 +723,12 @@ func TestConsoleLevels(t *testing.T) {
 		t.Fatalf("create redirects to %q", loc)
 	}
 	in.expect(200, "GET", "/v1/levels/console-level", nil)
+	// Newest first, as the API lists them (SPEC §2): the new level before
+	// the built-in ones.
+	if list := b.page("/console/levels"); !(strings.Index(list, "console-level") < strings.Index(list, "kyb-level") &&
+		strings.Index(list, "kyb-level") < strings.Index(list, "basic-kyc-level")) {
+		t.Errorf("console levels not newest first:\n%s", list)
+	}
 	b.page("/console/levels/console-level", "identity_doc", "Edit")
 	expectStatus(t, "edit a level", b.submit("/console/levels/console-level", url.Values{"level": {`{"steps":[{"kind":"identity_doc"}]}`}}), http.StatusSeeOther)
 	var l store.Level

@@ -376,21 +376,21 @@ func (t *txn) useLevel(env Env, d diskLevel) error {
 	return t.putLevel(env, d)
 }
 
-// Levels lists the levels of env by name.
+// Levels lists every level of env, newest first, as GET /v1/levels does
+// (the console's list: levels are a handful).
 func (s *Store) Levels(env Env) ([]Level, error) {
 	var out []Level
-	err := s.viewIn(env, func(t *txn) error {
-		out = nil
-		return t.env(env, "levels").ForEach(func(_, v []byte) error {
-			var d diskLevel
-			if err := json.Unmarshal(v, &d); err != nil {
-				return err
-			}
-			out = append(out, d.Level)
-			return nil
-		})
-	})
-	return out, err
+	for cursor := ""; ; {
+		page, next, err := s.LevelPage(env, Page{Limit: MaxLimit, Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if next == nil {
+			return out, nil
+		}
+		cursor = *next
+	}
 }
 
 // LevelPage lists one page of the levels of env, newest first (SPEC §2),
