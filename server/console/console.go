@@ -222,7 +222,7 @@ func (c *Console) render(w http.ResponseWriter, r *Request, status int, page, ti
 		return store.Errorf(store.EINTERNAL, "", "no console page %q", page)
 	}
 	v := consoleView{Title: title, Nav: nav, Env: r.env, Envs: store.Envs(), CSRF: r.sess.CSRF, Path: r.URL.RequestURI(),
-		LoggedIn: r.sess.ID != "", Operator: r.sess.Operator, IsAdmin: r.sess.IsAdmin(), Flash: flashText(r.URL.Query().Get("ok")), Data: data}
+		LoggedIn: r.sess.ID != "", Operator: r.sess.Operator, IsAdmin: r.sess.IsAdmin(), Flash: flash(r.URL.Query()), Data: data}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		return err
@@ -265,6 +265,16 @@ func redirect(w http.ResponseWriter, r *Request, path, ok string) error {
 	}
 	http.Redirect(w, r.Request, path, http.StatusSeeOther)
 	return nil
+}
+
+// flash is the message of the flash code redirect set in query's "ok";
+// a bulk retry's names how many deliveries it queued ("requeued").
+func flash(query url.Values) string {
+	code := query.Get("ok")
+	if n, err := strconv.Atoi(query.Get("requeued")); code == "bulk-retried" && err == nil && n >= 0 {
+		return strconv.Itoa(n) + " deliveries were queued for a new round of attempts."
+	}
+	return flashText(code)
 }
 
 // flashText is the message of a flash code set by redirect.

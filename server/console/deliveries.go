@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/complybox/complybox/server/wire"
@@ -102,5 +103,7 @@ func (c *Console) RetryDeliveries(w http.ResponseWriter, r *Request) error {
 		"status": in.Status, "destination": in.Destination, "since": store.At(in.Since), "until": store.At(in.Until), "requeued": n}); err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "requeued", "Deliveries requeued", "deliveries", map[string]any{"N": n, "Status": in.Status})
+	// Post/redirect/get: reloading the page that says so must not queue
+	// them again.
+	return redirect(w, r, "/console/deliveries?status="+url.QueryEscape(store.DeliveryPending)+"&requeued="+strconv.Itoa(n), "bulk-retried")
 }
