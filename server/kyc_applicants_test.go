@@ -377,6 +377,19 @@ func TestEraseApplicant(t *testing.T) {
 	}
 	in.expect(204, "DELETE", "/v1/applicants/er", nil)
 	in.expect(409, "POST", "/v1/applicants/er/verify", shared)
+	// Only reads remain: every action answers 409 applicant_erased and
+	// records nothing.
+	for _, c := range []struct{ method, path string }{
+		{"POST", "deactivate"}, {"POST", "activate"}, {"POST", "blocklist"}, {"DELETE", "blocklist"},
+		{"POST", "monitoring"}, {"DELETE", "monitoring"}, {"POST", "reset"}, {"POST", "review"}, {"POST", "levels/full-kyc-level"},
+	} {
+		if code, _ := errField(t, in.expect(409, c.method, "/v1/applicants/er/"+c.path, nil)); code != "applicant_erased" {
+			t.Errorf("%s %s on an erased applicant: code %q, want applicant_erased", c.method, c.path, code)
+		}
+	}
+	if h := in.historyTypes("er"); len(h) != 3 {
+		t.Fatalf("history after the refused actions %v", h)
+	}
 	// The other applicant's copy of the same images stays.
 	if docs := in.expect(200, "GET", "/v1/applicants/keep", nil).m(t)["documents"].([]any); len(docs) != 2 {
 		t.Fatalf("keep documents %v", docs)
@@ -671,6 +684,22 @@ func TestSubmittedIsInFlight(t *testing.T) {
 	// A reset clears the review: the level is free again.
 	in.expect(200, "POST", "/v1/applicants/nf/reset", nil)
 	in.expect(200, "POST", "/v1/applicants/nf/levels/full-kyc-level", nil)
+}
+
+// TestFinalHoldsAgainstLevelChange: rebuilding the steps for another level
+// would undo a RED FINAL verdict, which holds until reset (SPEC §3.3).
+func TestFinalHoldsAgainstLevelChange(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("fin", "Reject")
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/fin/verify", verifyBody(t, 44)).m(t), "completed", "RED", "FINAL", 1)
+	if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/fin/levels/full-kyc-level", nil)); code != "review_final" {
+		t.Fatalf("level change after RED FINAL: code %q, want review_final", code)
+	}
+	in.expect(200, "POST", "/v1/applicants/fin/levels/basic-kyc-level", nil) // its own level: nothing to change
+	wantStatus(t, in.status("fin"), "completed", "RED", "FINAL", 1)
+	in.expect(200, "POST", "/v1/applicants/fin/reset", nil)
+	in.expect(200, "POST", "/v1/applicants/fin/levels/full-kyc-level", nil)
 }
 
 // TestCreatedApplicantAnswersItsView: a new applicant is answered with

@@ -42,9 +42,14 @@ func (s *Store) Reset(env Env, extID string) (Applicant, error) {
 }
 
 // setStatus moves the applicant between active, deactivated and
-// blocklisted. A call that changes nothing answers the applicant as is.
+// blocklisted. A call that changes nothing answers the applicant as is;
+// an erased applicant takes none (ECONFLICT applicant_erased: only reads
+// remain).
 func (s *Store) setStatus(env Env, extID string, from []string, to, historyType, eventType string) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
+		if a.erased() {
+			return Conflict("applicant_erased", "applicant %q was erased", extID)
+		}
 		if a.Status == to {
 			return nil
 		}
@@ -83,9 +88,12 @@ func (s *Store) Blocklist(env Env, extID string) (Applicant, error) {
 }
 
 // Unblocklist removes the blocklisting: the applicant is active again.
-// Returns ENOTFOUND and ECONFLICT applicant_deactivated.
+// Returns ENOTFOUND and ECONFLICT applicant_erased.
 func (s *Store) Unblocklist(env Env, extID string) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
+		if a.erased() {
+			return Conflict("applicant_erased", "applicant %q was erased", extID)
+		}
 		if a.Status != StatusBlocklisted {
 			return nil
 		}
@@ -97,9 +105,13 @@ func (s *Store) Unblocklist(env Env, extID string) (Applicant, error) {
 	})
 }
 
-// SetMonitoring turns ongoing monitoring on or off. Returns ENOTFOUND.
+// SetMonitoring turns ongoing monitoring on or off. Returns ENOTFOUND and
+// ECONFLICT applicant_erased.
 func (s *Store) SetMonitoring(env Env, extID string, on bool) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
+		if a.erased() {
+			return Conflict("applicant_erased", "applicant %q was erased", extID)
+		}
 		if a.Monitoring == on {
 			return nil
 		}
@@ -117,8 +129,8 @@ func (s *Store) SetMonitoring(env Env, extID string, on bool) (Applicant, error)
 
 // AssignLevel moves the applicant to another level and rebuilds its steps.
 // Returns ENOTFOUND (applicant or level), EINVALID levelName for a level of
-// the other applicant type and ECONFLICT review_in_progress while a review
-// is in flight.
+// the other applicant type, ECONFLICT review_in_progress while a review is
+// in flight and review_final after a RED FINAL verdict (until reset).
 func (s *Store) AssignLevel(env Env, extID, levelName string) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
 		l, err := t.getLevel(env, levelName)
@@ -136,6 +148,11 @@ func (s *Store) AssignLevel(env Env, extID, levelName string) (Applicant, error)
 		}
 		if a.Level == l.Name {
 			return nil
+		}
+		if a.Review.finalRed() {
+			// Rebuilding the steps would undo the verdict: FINAL holds
+			// until reset (SPEC §3.3).
+			return Conflict("review_final", "applicant %q was rejected with FINAL; reset it before changing its level", extID)
 		}
 		previous := a.Level
 		if err := t.unschedule(a.ReviewJob); err != nil {
