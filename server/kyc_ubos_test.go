@@ -343,6 +343,47 @@ func TestUboCompanyFinalHoldsUntilReset(t *testing.T) {
 	in.expect(201, "POST", "/v1/applicants/fin/documents", doc)
 }
 
+// TestUboClosedCompanyReportsAChangedVerdict: a closed company whose
+// terminal child's verdict changes (GREEN, then RED FINAL, then GREEN
+// again) closes again with the new verdict, and each closing sends
+// applicantReviewed and records its history entry (SPEC §3.6): the
+// partner's last event says what the status says.
+func TestUboClosedCompanyReportsAChangedVerdict(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createCompany("flip", "Flip", map[string]any{"fullName": "Gil Green", "dateOfBirth": "1980-01-01", "ownershipPercent": 100, "roles": []string{"ubo"}})
+	in.spawn(201, "flip", 0, nil)
+	in.submitCompany("flip", 90)
+	wantStatus(t, in.status("flip"), "in_review", nil, nil, 1)
+	for _, step := range []struct {
+		force              map[string]any
+		answer, rejectType any
+		labels             []string
+	}{
+		{map[string]any{"reviewAnswer": "GREEN"}, "GREEN", nil, nil},
+		{map[string]any{"reviewAnswer": "RED", "reviewRejectType": "FINAL", "rejectLabels": []string{"FORGERY"}}, "RED", "FINAL", []string{"COMPANY_NOT_VALIDATED_BENEFICIARIES"}},
+		{map[string]any{"reviewAnswer": "GREEN"}, "GREEN", nil, nil},
+	} {
+		in.expect(200, "POST", "/v1/applicants/flip.ubo.1/sandbox/review", step.force)
+		// The child's and the company's events, in either order (SPEC §5
+		// orders events per entity only).
+		got := map[any]map[string]any{}
+		for range 2 {
+			d := rc.reviewed(t, secret)
+			got[d["externalUserId"]] = d
+		}
+		childLabels, _ := step.force["rejectLabels"].([]string)
+		wantReviewed(t, got["flip.ubo.1"], "flip", step.force["reviewAnswer"], step.force["reviewRejectType"], childLabels...)
+		wantReviewed(t, got["flip"], nil, step.answer, step.rejectType, step.labels...)
+		wantStatus(t, in.status("flip"), "completed", step.answer, step.rejectType, 1)
+	}
+	want := []string{"applicant.approved:system", "applicant.rejected:system", "applicant.approved:system"}
+	if h := in.historyTypes("flip"); !slices.Equal(h[:3], want) {
+		t.Errorf("company history %v, want it to begin with %v", h, want)
+	}
+}
+
 func TestUboLinkExpiry(t *testing.T) {
 	t.Parallel()
 	in := start(t)

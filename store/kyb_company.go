@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -119,15 +120,23 @@ func (a *diskApplicant) applyChildren() {
 
 func (r Review) closed() bool { return r.ReviewStatus == ReviewCompleted && r.ReviewAnswer != "" }
 
+// sameVerdict reports whether a and b are the same verdict: answer, reject
+// type and labels.
+func sameVerdict(a, b Review) bool {
+	return a.ReviewAnswer == b.ReviewAnswer && a.ReviewRejectType == b.ReviewRejectType && slices.Equal(a.RejectLabels, b.RejectLabels)
+}
+
 // saveCompany saves a company whose rows changed. When that closes its
-// verdict (its last child became terminal) it records the verdict and
-// emits applicantReviewed, as verdict does for its own steps.
+// verdict (its last child became terminal), or changes the verdict of a
+// closed company (a terminal child's verdict changed: GREEN, then RED), it
+// records the verdict and emits applicantReviewed, as verdict does for its
+// own steps: the partner's last event always says what the status says.
 func (t *txn) saveCompany(env Env, a *diskApplicant) error {
-	wasClosed := a.Review.closed()
+	was := a.Review
 	if err := t.save(env, a); err != nil {
 		return err
 	}
-	if wasClosed || !a.Review.closed() {
+	if !a.Review.closed() || (was.closed() && sameVerdict(was, a.Review)) {
 		return nil
 	}
 	a.Review.ReviewedAtUtc = At(t.now)
