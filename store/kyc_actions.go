@@ -18,9 +18,6 @@ func (s *Store) SendToReview(env Env, extID string) (Applicant, error) {
 // and data stay. Returns ENOTFOUND and ECONFLICT for an erased applicant.
 func (s *Store) Reset(env Env, extID string) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
-		if a.erased() {
-			return Conflict("applicant_erased", "applicant %q was erased", extID)
-		}
 		if err := t.unschedule(a.ReviewJob); err != nil {
 			return err
 		}
@@ -42,14 +39,9 @@ func (s *Store) Reset(env Env, extID string) (Applicant, error) {
 }
 
 // setStatus moves the applicant between active, deactivated and
-// blocklisted. A call that changes nothing answers the applicant as is;
-// an erased applicant takes none (ECONFLICT applicant_erased: only reads
-// remain).
+// blocklisted. A call that changes nothing answers the applicant as is.
 func (s *Store) setStatus(env Env, extID string, from []string, to, historyType, eventType string) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
-		if a.erased() {
-			return Conflict("applicant_erased", "applicant %q was erased", extID)
-		}
 		if a.Status == to {
 			return nil
 		}
@@ -91,9 +83,6 @@ func (s *Store) Blocklist(env Env, extID string) (Applicant, error) {
 // Returns ENOTFOUND and ECONFLICT applicant_erased.
 func (s *Store) Unblocklist(env Env, extID string) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
-		if a.erased() {
-			return Conflict("applicant_erased", "applicant %q was erased", extID)
-		}
 		if a.Status != StatusBlocklisted {
 			return nil
 		}
@@ -109,9 +98,6 @@ func (s *Store) Unblocklist(env Env, extID string) (Applicant, error) {
 // ECONFLICT applicant_erased.
 func (s *Store) SetMonitoring(env Env, extID string, on bool) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
-		if a.erased() {
-			return Conflict("applicant_erased", "applicant %q was erased", extID)
-		}
 		if a.Monitoring == on {
 			return nil
 		}
@@ -139,9 +125,6 @@ func (s *Store) AssignLevel(env Env, extID, levelName string) (Applicant, error)
 		}
 		if l.ApplicantType != a.Type {
 			return Invalid("levelName", "level %q is for %s applicants, not %s", levelName, l.ApplicantType, a.Type)
-		}
-		if a.erased() {
-			return Conflict("applicant_erased", "applicant %q was erased", extID)
 		}
 		if a.inFlight() {
 			return Conflict("review_in_progress", "the level cannot change while a review is in flight")
@@ -177,7 +160,11 @@ func (s *Store) AssignLevel(env Env, extID, levelName string) (Applicant, error)
 // Erase erases the applicant's personal data and images; ids and history
 // stay. Erasing twice is a no-op. Returns ENOTFOUND.
 func (s *Store) Erase(env Env, extID string) error {
-	_, err := s.modify(env, extID, func(t *txn, a *diskApplicant) error {
+	return s.updateIn(env, func(t *txn) error {
+		a, err := t.getApplicant(env, extID)
+		if err != nil {
+			return err
+		}
 		if a.erased() {
 			return nil
 		}
@@ -202,5 +189,4 @@ func (s *Store) Erase(env Env, extID string) error {
 		}
 		return t.appendInternal(env, a.ID, "applicant.erased", nil)
 	})
-	return err
 }

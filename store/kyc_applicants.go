@@ -485,13 +485,20 @@ func (t *txn) listApplicant(env Env, extID string) (*diskApplicant, error) {
 }
 
 // modify runs fn on the applicant extID inside one update and answers the
-// applicant as fn left it. fn stores its changes itself.
+// applicant as fn left it. fn stores its changes itself. Returns ENOTFOUND,
+// and ECONFLICT applicant_erased for an erased applicant, on which every
+// action is refused: only reads remain.
 func (s *Store) modify(env Env, extID string, fn func(t *txn, a *diskApplicant) error) (Applicant, error) {
 	var out Applicant
 	err := s.updateIn(env, func(t *txn) error {
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
+		}
+		if a.erased() {
+			// Only reads remain (Erase, the one change an erased
+			// applicant takes, does not come through here).
+			return Conflict("applicant_erased", "applicant %q was erased", extID)
 		}
 		if err := fn(t, a); err != nil {
 			return err
