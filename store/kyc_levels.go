@@ -92,12 +92,7 @@ func builtinLevels() []Level {
 // one of its name; ok is false when neither has it (a level created later
 // through the API may still carry the name).
 func ConfiguredLevel(configured []Level, name string) (Level, bool) {
-	for _, l := range configured {
-		if l.Name == name {
-			return l, true
-		}
-	}
-	for _, l := range builtinLevels() {
+	for _, l := range withConfigured(configured) {
 		if l.Name == name {
 			return l, true
 		}
@@ -105,11 +100,11 @@ func ConfiguredLevel(configured []Level, name string) (Level, bool) {
 	return Level{}, false
 }
 
-// defaultLevels returns the built-in levels with the configured ones
+// withConfigured returns the built-in levels with the configured ones
 // replacing those of the same name and adding the others.
-func (s *Store) defaultLevels() []Level {
+func withConfigured(configured []Level) []Level {
 	out := builtinLevels()
-	for _, l := range s.settings.Levels {
+	for _, l := range configured {
 		replaced := false
 		for i := range out {
 			if out[i].Name == l.Name {
@@ -120,6 +115,13 @@ func (s *Store) defaultLevels() []Level {
 			out = append(out, l)
 		}
 	}
+	return out
+}
+
+// defaultLevels returns the levels in force (withConfigured), a configured
+// level that does not validate left out with a warning.
+func (s *Store) defaultLevels() []Level {
+	out := withConfigured(s.settings.Levels)
 	kept := out[:0]
 	for _, l := range out {
 		l = l.normalized()
