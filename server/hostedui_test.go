@@ -1044,6 +1044,40 @@ func TestSDKAuditHistory(t *testing.T) {
 	if h := in.historyTypes("hist1"); !slices.Equal(h, want) {
 		t.Errorf("history %v, want %v", h, want)
 	}
+
+	// A refused call is a call too: an internal sdk entry names it, its
+	// error code and field, and nothing else of it is kept. One with an
+	// unknown token has no applicant to record it on.
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"ida@example.net"}`), 409, "data after submit")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", "nope", `{"email":"nope"}`), 401, "unknown token")
+	in.createApplicant("hist2", "Green")
+	token2 := in.sdkNewSession("hist2", nil)
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token2, `{"email":"not-an-email","phone":"+49 30 1234567"}`), 400, "bad email")
+	refused := func(id string) []map[string]any {
+		all, err := in.Store.ApplicantHistory(store.Sandbox, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []map[string]any
+		for _, h := range all {
+			if h.EventType == "sdk.call_refused" {
+				if !h.Internal || h.ActorType != "sdk" {
+					t.Errorf("%s: sdk.call_refused internal %v by %s", id, h.Internal, h.ActorType)
+				}
+				out = append(out, h.Details)
+			}
+		}
+		return out
+	}
+	if got := refused("hist1"); len(got) != 1 || got[0]["call"] != "POST /api/v1/sdk/personal-info" || got[0]["code"] != "review_in_progress" {
+		t.Errorf("hist1 refused calls %v", got)
+	}
+	if got := refused("hist2"); len(got) != 1 || got[0]["code"] != "validation_failed" || got[0]["field"] != "email" {
+		t.Errorf("hist2 refused calls %v", got)
+	}
+	if info := in.expect(200, "GET", "/v1/applicants/hist2", nil).m(t)["info"]; info != nil && info.(map[string]any)["phone"] != nil {
+		t.Errorf("a refused call kept part of its data: %v", info)
+	}
 }
 
 // TestSDKAuditCountryCase: a country code typed in lower case in a form is

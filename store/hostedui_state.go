@@ -317,6 +317,27 @@ func (s *Store) SDKState(token string) (SDKState, error) {
 	})
 }
 
+// SDKRefused records, as an internal sdk entry (sdk.call_refused), a
+// call of the page API that the session's token authorised but that was
+// refused (SPEC §3.8: each call is an sdk history event): call names it
+// ("POST /api/v1/sdk/personal-info"), refusal is its error. The refused
+// call changed nothing, so the entry has a transaction of its own. A token
+// that no longer names a live session records nothing.
+func (s *Store) SDKRefused(token, call string, refusal error) error {
+	e := AsError(refusal)
+	details := map[string]any{"call": call, "code": e.Reason}
+	if e.Field != "" {
+		details["field"] = e.Field
+	}
+	return s.update(func(t *txn) error {
+		x, a, _, err := t.sdkSession(token)
+		if err != nil {
+			return nil
+		}
+		return t.sdkInternal(x, a, "sdk.call_refused", details)
+	})
+}
+
 // SDKLook is the language and theme a session's pages are shown in.
 type SDKLook struct {
 	Lang, Theme string

@@ -43,6 +43,7 @@ func eventNames() map[string]string {
 		"document.added":                  "Document added",
 		"document.quality":                "Photo quality warning",
 		"sdk.personal_info_unchanged":     "Personal data saved unchanged",
+		"sdk.call_refused":                "Hosted page input refused",
 		"ubo.added":                       "Beneficial owner added",
 		"ubo.updated":                     "Beneficial owner updated",
 		"ubo.spawned":                     "Beneficial owner invited",

@@ -40,9 +40,17 @@ func (ui *UI) API(h Handler) httprouter.Handle {
 		if err == nil {
 			return
 		}
-		if e := store.AsError(err); e.Code == store.EGONE || e.Code == store.EUNAUTHORIZED {
+		switch e := store.AsError(err); e.Code {
+		case store.EGONE, store.EUNAUTHORIZED:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="complybox-sdk"`)
 			err = &store.Error{Code: store.EUNAUTHORIZED, Reason: e.Reason, Message: e.Message}
+		case store.EINTERNAL, store.ERATELIMIT:
+		default:
+			// Each call is an sdk history event (SPEC §3.8), a refused
+			// one too; its answer stands whether that entry is written.
+			if rerr := ui.store.SDKRefused(token, r.Method+" "+r.URL.Path, err); rerr != nil {
+				ui.log.Error("hosted UI: recording a refused call", "err", rerr)
+			}
 		}
 		ui.writeError(w, r, err)
 	}
