@@ -169,6 +169,34 @@ func TestWithdrawalOverAvailableIsRefused(t *testing.T) {
 	}
 }
 
+// TestMemberNamesAreExact: a member that names a field only when case is
+// ignored, or a member given twice, is a 400 naming it; no money moves.
+// (encoding/json alone took "AMOUNT" as amount, and the last of two.)
+func TestMemberNamesAreExact(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	w := in.wallet(in.vault("a"), "BTC")
+	for body, field := range map[string]string{
+		`{"walletId":"` + w.WalletID + `","AMOUNT":"4"}`:                "AMOUNT",
+		`{"walletId":"` + w.WalletID + `","amount":"4","amount":"400"}`: "amount",
+		`{"WalletId":"` + w.WalletID + `","amount":"4"}`:                "WalletId",
+	} {
+		r := in.expect(400, "POST", "/sandbox/deposits", body)
+		if code, f := errField(t, r); code != "validation_failed" || f != field {
+			t.Errorf("%s: %s naming %q, want validation_failed naming %q", body, code, f, field)
+		}
+	}
+	r := in.expect(400, "POST", "/vaults", `{"Name":"case"}`)
+	if _, f := errField(t, r); f != "Name" {
+		t.Errorf("vault Name: field %q", f)
+	}
+	var list struct{ Items []map[string]any }
+	in.expect(200, "GET", "/transactions", nil).json(t, &list)
+	if len(list.Items) != 0 {
+		t.Errorf("refused bodies made transactions: %v", list.Items)
+	}
+}
+
 func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })

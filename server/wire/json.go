@@ -69,7 +69,9 @@ func Decode(r *http.Request, v any) error {
 	return DecodeBytes(b, v)
 }
 
-// DecodeBytes is Decode for a body already read.
+// DecodeBytes is Decode for a body already read. A member that names a
+// field of v only when case is ignored, and a member given twice in one
+// object, are EINVALID naming it (checkKeys).
 func DecodeBytes(b []byte, v any) error {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
@@ -85,7 +87,7 @@ func DecodeBytes(b []byte, v any) error {
 	if dec.More() {
 		return store.Errorf(store.EINVALID, "malformed_json", "request body has data after the JSON object")
 	}
-	return nil
+	return checkKeys(b, reflect.TypeOf(v))
 }
 
 // jsonError turns a encoding/json error into EINVALID naming the field.

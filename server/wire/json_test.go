@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -146,5 +147,54 @@ func TestDecodeTypeErrorsNameTheField(t *testing.T) {
 	}
 	if v.At.String() != "2026-11-21T05:17:44.123Z" || v.AtPtr.String() != "2026-11-21T05:17:44.000Z" {
 		t.Errorf("decoded %v %v", v.At, v.AtPtr)
+	}
+}
+
+// TestDecodeMemberNames checks what encoding/json lets pass silently: a
+// member that names a field only when case is ignored, and a member given
+// twice in one object, are 400 naming the member; any other member that
+// names no field is ignored as before.
+func TestDecodeMemberNames(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ body, field, want string }{
+		{`{"STR":"a"}`, "STR", "case-sensitive (str)"},
+		{`{"Int":1}`, "Int", "case-sensitive (int)"},
+		{`{"inner":{"Deep":{}}}`, "inner.Deep", "case-sensitive (deep)"},
+		{`{"inners":[{"deep":{}},{"DEEP":{}}]}`, "inners[1].DEEP", "case-sensitive (deep)"},
+		{`{"\u0053tr":"a"}`, "Str", "case-sensitive (str)"},
+		{`{"str":"a","str":"b"}`, "str", "given twice"},
+		{`{"str":"a", "str" :"a"}`, "str", "given twice"},
+		{`{"map":{"k":1,"k":2}}`, "map.k", "given twice"},
+		{`{"any":{"x":{"y":1,"y":1}}}`, "any.x.y", "given twice"},
+		{`{"raw":{"a":1,"a":2}}`, "raw.a", "given twice"},
+	} {
+		var v fuzzBody
+		err := DecodeBytes([]byte(c.body), &v)
+		var e *store.Error
+		if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != c.field || !strings.Contains(e.Message, c.want) {
+			t.Errorf("%s: got %v, want EINVALID field %q with %q", c.body, err, c.field, c.want)
+		}
+	}
+	// Many members: repeats are found past the first ones compared one by
+	// one, and a long object without repeats passes.
+	var b strings.Builder
+	b.WriteString(`{"map":{`)
+	for i := range 1000 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	b.WriteString(`"k999":0}}`)
+	var v fuzzBody
+	if err := DecodeBytes([]byte(b.String()), &v); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a repeat after 1000 members: %v", err)
+	}
+	for _, ok := range []string{
+		`{"str":"a","strPtr":"A","unknown":1,"UNKNOWN":2,"inner":{"deep":{"score":1}},"inners":[{"deep":{}},{"deep":{}}],"ints":[1,2,3]}`,
+		`{"map":{"k":1,"K":2},"any":{"a":[{"b":1},{"b":1}]},"raws":[{"x":1},{"x":1}],"at":"2026-11-21T05:17:44.123Z"}`,
+		`{"str":"{\"str\":1,\"str\":2}","strings":["\"","\\"]}`,
+	} {
+		var v fuzzBody
+		if err := DecodeBytes([]byte(ok), &v); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
 	}
 }

@@ -1,0 +1,278 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/complybox/complybox/store"
+)
+
+// checkKeys refuses what encoding/json would let pass silently in a body
+// it decoded into a value of type t: a member name that matches a field
+// only when case is ignored ("AMOUNT" for "amount", which json.Unmarshal
+// takes as amount), and a name repeated in one object (json.Unmarshal keeps
+// the last value). Either is EINVALID naming the member. b must be valid
+// JSON: checkKeys runs after a decode succeeded.
+func checkKeys(b []byte, t reflect.Type) error {
+	k := keyWalk{b: b}
+	return k.value(t, "")
+}
+
+// keyWalk walks a JSON text member by member, knowing the Go type each
+// value decodes into.
+type keyWalk struct {
+	b []byte
+	i int
+}
+
+// maxSeenList is how many members of one object are compared one by one
+// for repeats; past it they go in a map, so that a body of many members
+// costs linear time.
+const maxSeenList = 32
+
+// field is a struct field as encoding/json names it.
+type field struct {
+	name string
+	typ  reflect.Type
+}
+
+// opaque reports whether values of t decode by rules of their own (a
+// json.Unmarshaler, json.RawMessage, an interface), whose members are not
+// Go fields.
+func opaque(t reflect.Type) bool {
+	if t == nil || t.Kind() == reflect.Interface {
+		return true
+	}
+	u := reflect.TypeFor[json.Unmarshaler]()
+	return t.Implements(u) || reflect.PointerTo(t).Implements(u) ||
+		t == reflect.TypeFor[json.RawMessage]()
+}
+
+func (k *keyWalk) space() {
+	for k.i < len(k.b) {
+		switch k.b[k.i] {
+		case ' ', '\t', '\n', '\r':
+			k.i++
+		default:
+			return
+		}
+	}
+}
+
+// value walks the value at k.i, of Go type t (nil: not a Go field); path
+// names it in errors.
+func (k *keyWalk) value(t reflect.Type, path string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && opaque(t) {
+		t = nil
+	}
+	k.space()
+	if k.i >= len(k.b) {
+		return nil
+	}
+	switch k.b[k.i] {
+	case '{':
+		return k.object(t, path)
+	case '[':
+		k.i++
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for n := 0; ; n++ {
+			k.space()
+			if k.i >= len(k.b) || k.b[k.i] == ']' {
+				k.i++
+				return nil
+			}
+			if k.nested() {
+				if err := k.value(elem, path+"["+strconv.Itoa(n)+"]"); err != nil {
+					return err
+				}
+			} else {
+				k.scalar()
+			}
+			k.space()
+			if k.i < len(k.b) && k.b[k.i] == ',' {
+				k.i++
+			}
+		}
+	}
+	k.scalar()
+	return nil
+}
+
+// nested reports whether the value at k.i is an object or an array.
+func (k *keyWalk) nested() bool {
+	return k.i < len(k.b) && (k.b[k.i] == '{' || k.b[k.i] == '[')
+}
+
+// scalar skips the string, number or literal at k.i.
+func (k *keyWalk) scalar() {
+	if k.i < len(k.b) && k.b[k.i] == '"' {
+		k.str()
+		return
+	}
+	for k.i < len(k.b) {
+		switch k.b[k.i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r':
+			return
+		}
+		k.i++
+	}
+}
+
+// object walks the object at k.i, decoded into t: a struct's members must
+// name its fields exactly, and no object may repeat a member.
+func (k *keyWalk) object(t reflect.Type, path string) error {
+	k.i++ // {
+	var fieldList [16]field
+	var fields []field
+	var elem reflect.Type
+	isStruct := t != nil && t.Kind() == reflect.Struct
+	if isStruct {
+		fields = jsonFields(t, fieldList[:0])
+	} else if t != nil && t.Kind() == reflect.Map {
+		elem = t.Elem()
+	}
+	var seenList [8][]byte
+	seen := seenList[:0]
+	var seenSet map[string]bool // past maxSeenList members
+	for {
+		k.space()
+		if k.i >= len(k.b) || k.b[k.i] == '}' {
+			k.i++
+			return nil
+		}
+		name := k.str()
+		if seenSet == nil && len(seen) == maxSeenList {
+			seenSet = make(map[string]bool, 2*maxSeenList)
+			for _, s := range seen {
+				seenSet[string(s)] = true
+			}
+		}
+		var twice bool
+		if seenSet != nil {
+			twice = seenSet[string(name)]
+			seenSet[string(name)] = true
+		} else {
+			for _, s := range seen {
+				if bytes.Equal(s, name) {
+					twice = true
+					break
+				}
+			}
+			seen = append(seen, name)
+		}
+		if twice {
+			m := member(path, name)
+			return store.Invalid(m, "%s is given twice", m)
+		}
+		vt := elem
+		if isStruct {
+			vt = nil
+			for _, f := range fields {
+				if f.name == string(name) {
+					vt = f.typ
+					break
+				}
+			}
+			if vt == nil {
+				for _, f := range fields {
+					if bytes.EqualFold([]byte(f.name), name) {
+						m := member(path, name)
+						return store.Invalid(m, "%s is not a field: field names are case-sensitive (%s)", m, f.name)
+					}
+				}
+			}
+		}
+		k.space()
+		k.i++ // :
+		k.space()
+		if k.nested() {
+			if err := k.value(vt, member(path, name)); err != nil {
+				return err
+			}
+		} else {
+			k.scalar()
+		}
+		k.space()
+		if k.i < len(k.b) && k.b[k.i] == ',' {
+			k.i++
+		}
+	}
+}
+
+// member is the path of member name of the object at path.
+func member(path string, name []byte) string {
+	m := string(name)
+	if m == "" {
+		m = `""` // a field is never named by nothing
+	}
+	if path != "" {
+		m = path + "." + m
+	}
+	return m
+}
+
+// str reads the string at k.i and returns its value: a slice of k.b when
+// it has no escapes.
+func (k *keyWalk) str() []byte {
+	start := k.i
+	k.i++ // "
+	escaped := false
+	for k.i < len(k.b) {
+		switch k.b[k.i] {
+		case '\\':
+			escaped = true
+			k.i += 2
+			continue
+		case '"':
+			k.i++
+			if !escaped {
+				return k.b[start+1 : k.i-1]
+			}
+			var s string
+			_ = json.Unmarshal(k.b[start:k.i], &s)
+			return []byte(s)
+		}
+		k.i++
+	}
+	return nil
+}
+
+// jsonFields appends the JSON names of struct t's fields to fields, as
+// encoding/json names them: the tag's name, else the Go name; "-" and
+// unexported fields have none; an embedded struct without a name lends
+// its fields.
+func jsonFields(t reflect.Type, fields []field) []field {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+			fields = jsonFields(ft, fields)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields = append(fields, field{name, f.Type})
+	}
+	return fields
+}
