@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/complybox/complybox/store"
 )
@@ -51,6 +55,20 @@ func TestBackupCommand(t *testing.T) {
 			t.Fatalf("db holds %q after a refused backup, want %q", got, want)
 		}
 	})
+	t.Run("LeavesTheDBAsItIs", func(t *testing.T) {
+		// A backup reads the db read-only: not one byte of it changes (a
+		// full open rewrote its meta pages, and would upgrade an old
+		// layout before copying it).
+		before, err := os.ReadFile(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, "backup", "--db", db, filepath.Join(t.TempDir(), "again.db"))
+		mustRun(t, "backup", "--db", db, "-")
+		if after, _ := os.ReadFile(db); !bytes.Equal(before, after) {
+			t.Fatal("backup changed the db it copied")
+		}
+	})
 	t.Run("ErrNoOut", func(t *testing.T) {
 		r := runCmd(t, "backup", "--db", db)
 		if r.code != 2 {
@@ -79,4 +97,55 @@ func listKeys(t *testing.T, db string) string {
 		keys = append(keys, c.Key)
 	}
 	return strings.Join(keys, ",")
+}
+
+// TestDamagedDBFailsInOneLine: a truncated db file (a partial copy) makes
+// every command that opens it fail with exit code 1 and one line naming
+// the file, not a stack trace; none of them changes the file.
+func TestDamagedDBFailsInOneLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "complybox.db")
+	mustRun(t, "credentials", "create", "--db", db, "--env", "sandbox")
+	mustRun(t, "seed", "--db", db, "--applicants", "300")
+	whole, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// used is how much of the file holds pages; the rest is room to grow.
+	var used int64
+	bdb, err := bolt.Open(db, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bdb.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil })
+	bdb.Close()
+	for i, args := range [][]string{
+		{"backup", "--db", "", filepath.Join(dir, "b.db")},
+		{"compact", "--db", "", filepath.Join(dir, "c.db")},
+		{"credentials", "list", "--db", ""},
+		{"serve", "--db", "", "--listen", "127.0.0.1:0"},
+	} {
+		// A copy each: bbolt leaves the file locked in this process when
+		// it faults inside its own Open (a command's process ends there).
+		// Cut at a third, or only the last page: bbolt faults in its
+		// Open, or opens and would fault at a later read.
+		cut := whole[:len(whole)/3]
+		if i%2 == 1 {
+			cut = whole[:used-4096]
+		}
+		trunc := filepath.Join(t.TempDir(), "trunc.db")
+		if err := os.WriteFile(trunc, cut, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args[slices.Index(args, "--db")+1] = trunc
+		r := runCmd(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "trunc.db") || !strings.Contains(r.stderr, "damaged") ||
+			strings.Contains(r.stderr, "goroutine") {
+			t.Errorf("%s: exit %d, stderr %q", strings.Join(args[:2], " "), r.code, r.stderr)
+		}
+		if after, _ := os.ReadFile(trunc); !bytes.Equal(after, cut) {
+			t.Errorf("%s changed the damaged file", strings.Join(args[:2], " "))
+		}
+	}
 }

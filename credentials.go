@@ -26,7 +26,10 @@ func newCredentialsCreateCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create --env ENV [--role partner|admin] [--name N]",
 		Short: "Create a credential and print its secret once",
-		Args:  args(0, 0, "no arguments"),
+		Long: "create makes a credential and prints its secret once. A missing db file is\n" +
+			"created, so that credentials can be made before the first serve; list and\n" +
+			"revoke refuse a missing db file.",
+		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
 			case env == "":
@@ -62,7 +65,7 @@ func newCredentialsListCmd(a *app) *cobra.Command {
 		Short: "List credentials (never their secrets)",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withStore(f, false, func(st *store.Store, _ Config) error {
+			return a.withStore(f, true, func(st *store.Store, _ Config) error {
 				creds, err := st.Credentials()
 				if err != nil {
 					return err

@@ -121,3 +121,28 @@ func TestConfiguredCredentialStaysRevoked(t *testing.T) {
 		t.Errorf("no warning about the revoked configured key; logs:\n%s", logs)
 	}
 }
+
+// TestCredentialsListAndRevokeNeedTheDB: list and revoke of a db path that
+// names no file fail naming it and create nothing (a typo would otherwise
+// look like "no credentials"); create makes the db, so credentials can be
+// made before the first serve.
+func TestCredentialsListAndRevokeNeedTheDB(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	for _, args := range [][]string{
+		{"credentials", "list", "--db", missing},
+		{"credentials", "revoke", "--db", missing, "sbx_key_0"},
+	} {
+		r := runCmd(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "missing.db does not exist") {
+			t.Errorf("%s: exit %d, stderr %q", args[1], r.code, r.stderr)
+		}
+		if _, err := os.Stat(missing); err == nil {
+			t.Fatalf("%s created the missing db", args[1])
+		}
+	}
+	mustRun(t, "credentials", "create", "--db", missing, "--env", "sandbox")
+	if _, err := os.Stat(missing); err != nil {
+		t.Fatalf("create made no db: %v", err)
+	}
+}
