@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/complybox/complybox/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -61,7 +63,14 @@ func TestErrorOutput(t *testing.T) {
 // `go test -run TestGolden -update` to rewrite them.
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "empty.db")
+	db := filepath.Join(t.TempDir(), "empty.db") // a db without credentials
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
