@@ -183,7 +183,10 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
 		res.Error += " (redirects are not followed)"
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		res.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), at)
+		// A date is of the receiver's clock, real time, as is the
+		// webhook-timestamp: after the sandbox clock moved ahead, compared
+		// with the sandbox's time it would lie in the past.
+		res.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), s.cfg.Now())
 	}
 	return res
 }

@@ -339,6 +339,33 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
+// TestRetryAfterDateAfterAClockMove: a Retry-After HTTP date is a time of
+// the receiver's clock (real time), so it is honoured after the sandbox
+// clock moved ahead: the next attempt is that far after the attempt, not
+// at the bare delay because the date lies behind the sandbox's time.
+func TestRetryAfterDateAfterAClockMove(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(200, "POST", "/v1/sandbox/clock", map[string]any{"advanceBy": "20m"})
+	rc := handlerReceiver(t, in.Clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", in.Clock.Now().Add(10*time.Minute).UTC().Format(http.TimeFormat))
+		w.WriteHeader(429)
+	})
+	in.configureWebhook(rc)
+	id := in.testEvent()
+	rc.next(t)
+	d := in.waitDelivery(id, "failed", 1)
+	last, err1 := time.Parse(time.RFC3339, *d.LastAttemptAt)
+	next, err2 := time.Parse(time.RFC3339, *d.NextAttemptAt)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	// An HTTP date has whole seconds: up to one less than ten minutes.
+	if wait := next.Sub(last); wait < 10*time.Minute-time.Second || wait > 10*time.Minute {
+		t.Errorf("next attempt %s after the last, want the 10m the receiver asked for", wait)
+	}
+}
+
 func TestRedirectIsFailure(t *testing.T) {
 	t.Parallel()
 	in := start(t)
