@@ -2,10 +2,13 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/complybox/complybox/store/imagecheck"
 )
 
 // TestOpenAPIDocumentsEveryRoute walks the routes of routes.go and checks
@@ -180,6 +183,11 @@ func TestKYCOpenAPI(t *testing.T) {
 	}
 	if _, ok := doc.Components.Schemas["Applicant"]; !ok {
 		t.Errorf("openapi: no Applicant schema")
+	}
+	// The image limit it states is the one enforced (it once said 50).
+	body := string(doRequest(t, "GET", in.URL+"/openapi.json", nil).Body)
+	if limit := fmt.Sprintf("Images over %d megapixels", imagecheck.MaxPixels/1_000_000); !strings.Contains(body, limit) {
+		t.Errorf("openapi does not say %q", limit)
 	}
 }
 
