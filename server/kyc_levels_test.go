@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"testing"
+	"time"
 )
 
 func TestLevels(t *testing.T) {
@@ -113,4 +114,51 @@ func TestLevels(t *testing.T) {
 	}
 	in.expect(400, "PATCH", "/v1/levels/survey-level", map[string]any{"applicantType": "robot"})
 	in.expect(404, "PATCH", "/v1/levels/nope", map[string]any{"name": "x"})
+}
+
+// TestLevelEditKeepsApplicantsSteps: an applicant keeps the steps its level
+// had when assigned. After the level's steps are edited it can still give
+// data for each of its steps (it was stuck: uploads were checked against
+// the edited level, submission against its own steps), takes none for a
+// step it does not have, and assigning the same level again rebuilds its
+// steps to the edited ones, with applicantLevelChanged.
+func TestLevelEditKeepsApplicantsSteps(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "lv-edit", "applicantType": "individual",
+		"steps": []map[string]any{{"kind": "identity_doc"}, {"kind": "selfie"}}, "personalInfoFields": []string{"lastName"}})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "kept", "verificationLevelName": "lv-edit", "lastName": "Kept"})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "moved", "verificationLevelName": "lv-edit", "lastName": "Moved"})
+	in.expect(200, "PATCH", "/v1/levels/lv-edit", map[string]any{"steps": []map[string]any{{"kind": "identity_doc"}, {"kind": "poa"}}})
+
+	// kept still has identity_doc and selfie: both take data, poa does not.
+	wantSteps(t, in.stepStatuses("kept"), map[string]string{"identity_doc": "pending", "selfie": "pending"})
+	in.expect(201, "POST", "/v1/applicants/kept/documents", map[string]any{"kind": "selfie", "image": b64(jpegImage(t, 220, 240, 1))})
+	r := in.expect(400, "POST", "/v1/applicants/kept/documents", map[string]any{"kind": "poa", "image": b64(pngImage(t, 210, 210, 2))})
+	if _, f := errField(t, r); f != "kind" {
+		t.Errorf("poa upload: field %q, want kind", f)
+	}
+	in.expect(201, "POST", "/v1/applicants/kept/documents", map[string]any{"kind": "identity_doc", "country": "DEU", "image": b64(pngImage(t, 240, 220, 3))})
+	in.expect(200, "POST", "/v1/applicants/kept/review", nil)
+	in.advance(2 * time.Second)
+	in.waitReviewStatus("kept", "completed")
+	wantSteps(t, in.stepStatuses("kept"), map[string]string{"identity_doc": "completed/GREEN", "selfie": "completed/GREEN"})
+
+	// moved is given the edited steps by assigning its level again.
+	a := in.expect(200, "POST", "/v1/applicants/moved/levels/lv-edit", nil).m(t)
+	if a["verificationLevelName"] != "lv-edit" {
+		t.Errorf("level %v", a["verificationLevelName"])
+	}
+	wantSteps(t, in.stepStatuses("moved"), map[string]string{"identity_doc": "pending", "poa": "pending"})
+	in.expect(400, "POST", "/v1/applicants/moved/documents", map[string]any{"kind": "selfie", "image": b64(jpegImage(t, 220, 240, 4))})
+	in.expect(201, "POST", "/v1/applicants/moved/documents", map[string]any{"kind": "poa", "image": b64(pngImage(t, 210, 210, 5))})
+	if h := in.historyTypes("moved"); len(h) == 0 || h[0] != "applicant.updated:partner" {
+		t.Errorf("history after the level was assigned again: %v", h)
+	}
+	// Its steps are the level's now: assigning it once more changes nothing.
+	before := in.historyTypes("moved")
+	in.expect(200, "POST", "/v1/applicants/moved/levels/lv-edit", nil)
+	if after := in.historyTypes("moved"); len(after) != len(before) {
+		t.Errorf("a repeated assignment of an unchanged level recorded %v", after[:len(after)-len(before)])
+	}
 }

@@ -114,9 +114,12 @@ func (s *Store) SetMonitoring(env Env, extID string, on bool) (Applicant, error)
 }
 
 // AssignLevel moves the applicant to another level and rebuilds its steps.
-// Returns ENOTFOUND (applicant or level), EINVALID levelName for a level of
-// the other applicant type, ECONFLICT review_in_progress while a review is
-// in flight and review_final after a RED FINAL verdict (until reset).
+// Assigning its own level again rebuilds them too when the level's steps
+// were edited since (an applicant keeps the steps it was given), and is a
+// no-op otherwise. Returns ENOTFOUND (applicant or level), EINVALID
+// levelName for a level of the other applicant type, ECONFLICT
+// review_in_progress while a review is in flight and review_final after a
+// RED FINAL verdict (until reset).
 func (s *Store) AssignLevel(env Env, extID, levelName string) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
 		l, err := t.getLevel(env, levelName)
@@ -129,7 +132,7 @@ func (s *Store) AssignLevel(env Env, extID, levelName string) (Applicant, error)
 		if a.inFlight() {
 			return Conflict("review_in_progress", "the level cannot change while a review is in flight")
 		}
-		if a.Level == l.Name {
+		if a.Level == l.Name && a.sameSteps(l.Level) {
 			return nil
 		}
 		if a.Review.finalRed() {

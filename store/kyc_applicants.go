@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -594,7 +595,23 @@ func (t *txn) applicantLevel(env Env, a *diskApplicant) (Level, error) {
 		// the applicant; collect nothing new.
 		return Level{Name: a.Level, ApplicantType: a.Type}.normalized(), nil
 	}
-	return d.Level, nil
+	// The applicant keeps the steps its level had when assigned: data is
+	// taken for those, and only those, after the level's steps are edited
+	// (assigning the level again takes the edit). Everything else of the
+	// level (fields, questions, documents) is the level's now.
+	l := d.Level
+	l.Steps = make([]LevelStep, len(a.Steps))
+	for i, st := range a.Steps {
+		l.Steps[i] = LevelStep{Kind: st.Kind, Optional: st.Optional}
+	}
+	return l, nil
+}
+
+// sameSteps reports whether the applicant's steps are those of level l.
+func (a *diskApplicant) sameSteps(l Level) bool {
+	return slices.EqualFunc(a.Steps, l.Steps, func(s Step, ls LevelStep) bool {
+		return s.Kind == ls.Kind && s.Optional == ls.Optional
+	})
 }
 
 func (a *diskApplicant) erased() bool { return !a.ErasedAt.IsZero() }
