@@ -35,7 +35,7 @@ func (s *Server) listApplicants(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	q := r.URL.Query()
-	items, next, err := s.store.Applicants(r.env, store.ApplicantFilter{Status: q.Get("status"), ReviewStatus: q.Get("reviewStatus")}, p)
+	items, next, err := s.store.Applicants(r.env, store.ApplicantFilter{Status: q.Get("status"), ReviewStatus: q.Get("reviewStatus"), Type: q.Get("type")}, p)
 	if err != nil {
 		return err
 	}

@@ -435,6 +435,16 @@ func TestListApplicants(t *testing.T) {
 	if got := ids("?limit=2&cursor=" + first[2][5:]); !slices.Equal(got, []string{"l1"}) {
 		t.Errorf("page 2 %v", got)
 	}
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "c1", "type": "company", "companyName": "Co"})
+	if got := ids("?type=company"); !slices.Equal(got, []string{"c1"}) {
+		t.Errorf("companies %v", got)
+	}
+	if got := ids("?type=individual&status=active"); !slices.Equal(got, []string{"l2", "l1"}) {
+		t.Errorf("active individuals %v", got)
+	}
+	if _, f := errField(t, in.expect(400, "GET", "/v1/applicants?type=person", nil)); f != "type" {
+		t.Errorf("type=person: field %q", f)
+	}
 	in.expect(400, "GET", "/v1/applicants?status=sleeping", nil)
 	in.expect(400, "GET", "/v1/applicants?reviewStatus=done", nil)
 	in.expect(400, "GET", "/v1/applicants?limit=500", nil)
