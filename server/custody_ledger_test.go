@@ -723,6 +723,7 @@ func TestCustodyListsAndValidation(t *testing.T) {
 		{"GET", "/transactions?status=completed", nil, "status"},
 		{"POST", "/vaults", map[string]any{"externalId": "x"}, "name"},
 		{"POST", "/vaults", map[string]any{"name": 5}, "name"},
+		{"POST", "/vaults", map[string]any{"name": "   "}, "name"},
 		{"POST", "/vaults", `{"name":`, ""},
 		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{}, "assetId"},
 		{"POST", "/vaults/" + vaults[0] + "/wallets", map[string]any{"assetSymbol": "DOGE"}, "assetSymbol"},

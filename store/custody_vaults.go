@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -27,6 +28,9 @@ type VaultInput struct {
 func (in VaultInput) validate() error {
 	if in.Name == nil || *in.Name == "" {
 		return Invalid("name", "name is required")
+	}
+	if strings.TrimSpace(*in.Name) == "" {
+		return Invalid("name", "name must not be blank")
 	}
 	if err := checkText("name", *in.Name, 200); err != nil {
 		return err
