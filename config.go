@@ -27,6 +27,7 @@ import (
 	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/store"
 	"github.com/complybox/complybox/store/imagequality"
+	"github.com/complybox/complybox/store/urlpolicy"
 )
 
 // envPrefix starts every environment variable that overrides a config key.
@@ -660,13 +661,22 @@ func (d DispatchConfig) validate() error {
 	return nil
 }
 
-// allowsCallback applies allow_http to the KYC callback URL, as PUT
-// /webhooks/outbound does to the custody URL: plain http only to a loopback
-// host under "loopback", never under "never". (Private networks are refused
-// at connect time.)
+// allowsCallback applies allow_http and allow_private_networks to the KYC
+// callback URL, as PUT /webhooks/outbound does to the custody URL: plain
+// http only to a loopback host under "loopback", never under "never"; a
+// private, link-local or (under "never") loopback address refused unless
+// allowed. A host name is not resolved at start-up: the dispatcher checks
+// every address it connects to.
 func (d DispatchConfig) allowsCallback(raw string) error {
 	u, err := url.Parse(raw)
-	if raw == "" || err != nil || u.Scheme != "http" {
+	if raw == "" || err != nil {
+		return nil
+	}
+	policy := urlpolicy.Policy{AllowHTTP: d.AllowHTTP, AllowPrivateNetworks: d.AllowPrivateNetworks}
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && policy.Disallowed(ip) {
+		return configError("kyc.callback_url", "%q is a private network or loopback address that dispatch.allow_private_networks or dispatch.allow_http forbids", raw)
+	}
+	if u.Scheme != "http" {
 		return nil
 	}
 	switch d.AllowHTTP {

@@ -271,6 +271,9 @@ func TestValidate(t *testing.T) {
 		{"CallbackURL", "[kyc]\ncallback_url = \"partner.example.com\"", "kyc.callback_url"},
 		{"CallbackURLPlainHTTP", "[kyc]\ncallback_url = \"http://partner.example.com/kyc\"", "kyc.callback_url"},
 		{"CallbackURLHTTPNever", "[kyc]\ncallback_url = \"http://127.0.0.1:9000/kyc\"\n[dispatch]\nallow_http = \"never\"", "kyc.callback_url"},
+		{"CallbackURLPrivate", "[kyc]\ncallback_url = \"https://10.0.0.1/hook\"", "kyc.callback_url"},
+		{"CallbackURLLinkLocal", "[kyc]\ncallback_url = \"https://[fe80::1]/hook\"", "kyc.callback_url"},
+		{"CallbackURLLoopbackNever", "[kyc]\ncallback_url = \"https://127.0.0.1/hook\"\n[dispatch]\nallow_http = \"never\"", "kyc.callback_url"},
 		{"UBOLevelEmpty", "[kyc]\nubo_level = \"\"", "kyc.ubo_level"},
 		// A level of the wrong applicant type, built in or configured, can
 		// never serve the key (SPEC §1: an impossible value stops start-up).
@@ -331,6 +334,12 @@ func TestValidate(t *testing.T) {
 		}
 		if _, warnings, _ := loadConfig(configFlags{}, nil); len(warnings) != 0 {
 			t.Fatalf("defaults warn: %q", warnings)
+		}
+	})
+	t.Run("CallbackURLPrivateAllowed", func(t *testing.T) {
+		text := "[kyc]\ncallback_url = \"https://10.0.0.1/hook\"\n[dispatch]\nallow_private_networks = true\n"
+		if _, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil); err != nil {
+			t.Fatal(err)
 		}
 	})
 	t.Run("OK", func(t *testing.T) {
