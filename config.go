@@ -807,7 +807,15 @@ func (c *Config) publicURLFor(addr net.Addr) string {
 	if c.PublicURL != "" {
 		return strings.TrimRight(c.PublicURL, "/")
 	}
-	return "http://" + linkHost(addr.String())
+	bound := addr.String()
+	if host, _, err := net.SplitHostPort(c.Listen); err == nil && host == "" {
+		// ":8080" listens on every address, IPv4 too: link to 127.0.0.1,
+		// as for 0.0.0.0, not to the [::] the listener reports.
+		if _, port, err := net.SplitHostPort(bound); err == nil {
+			bound = net.JoinHostPort("", port)
+		}
+	}
+	return "http://" + linkHost(bound)
 }
 
 func linkHost(addr string) string {

@@ -361,14 +361,15 @@ func TestPublicURLFor(t *testing.T) {
 		}
 		return a
 	}
-	for _, tc := range []struct{ publicURL, bound, want string }{
-		{"", "127.0.0.1:43211", "http://127.0.0.1:43211"},
-		{"", "0.0.0.0:8080", "http://127.0.0.1:8080"},
-		{"", "[::]:8080", "http://[::1]:8080"},
-		{"https://kyc.example.com/", "127.0.0.1:8080", "https://kyc.example.com"},
+	for _, tc := range []struct{ publicURL, listen, bound, want string }{
+		{"", "127.0.0.1:0", "127.0.0.1:43211", "http://127.0.0.1:43211"},
+		{"", "0.0.0.0:8080", "0.0.0.0:8080", "http://127.0.0.1:8080"},
+		{"", "[::]:8080", "[::]:8080", "http://[::1]:8080"},
+		{"", ":8080", "[::]:8080", "http://127.0.0.1:8080"}, // every address, IPv4 too
+		{"https://kyc.example.com/", "127.0.0.1:8080", "127.0.0.1:8080", "https://kyc.example.com"},
 	} {
 		c := DefaultConfig()
-		c.PublicURL = tc.publicURL
+		c.PublicURL, c.Listen = tc.publicURL, tc.listen
 		if got := c.publicURLFor(addr(tc.bound)); got != tc.want {
 			t.Errorf("publicURLFor(%q, %s) = %s, want %s", tc.publicURL, tc.bound, got, tc.want)
 		}

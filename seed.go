@@ -38,6 +38,9 @@ func newSeedCmd(a *app) *cobra.Command {
 			if n.applicants < 0 || n.transactions < 0 || n.deliveries < 0 {
 				return usageError("seed: counts must not be negative")
 			}
+			if n.applicants == 0 && n.transactions == 0 && n.deliveries == 0 {
+				return usageError("seed: nothing to seed: give --applicants, --transactions or --deliveries")
+			}
 			if n.wallets < 1 || n.workers < 1 {
 				return usageError("seed: --wallets and --workers must be at least 1")
 			}

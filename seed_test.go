@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,5 +70,18 @@ func TestSeed(t *testing.T) {
 	}
 	if err := st.Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestSeedNeedsACount: seed without a count is a usage error (exit 2), not
+// an empty db reported as done.
+func TestSeedNeedsACount(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "seed.db")
+	if r := runCmd(t, "seed", "--db", db); r.code != 2 || !strings.Contains(r.stderr, "nothing to seed") {
+		t.Fatalf("seed without counts: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("seed without counts created the db")
 	}
 }
