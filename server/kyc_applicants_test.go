@@ -772,3 +772,31 @@ func TestReviewHistoryReturnsAtMost200(t *testing.T) {
 		t.Errorf("newest first: %v", first.Items[0])
 	}
 }
+
+// TestLivenessFramesOneByOne: frames added one at a time through
+// POST …/documents stay within the 20 an upload of frames may hold: the
+// newest are kept (they piled up without bound).
+func TestLivenessFramesOneByOne(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "frames", "lastName": "Green", "verificationLevelName": "full-kyc-level"})
+	var shas []string
+	for i := range 22 {
+		var d struct{ Sha256 string }
+		in.expect(201, "POST", "/v1/applicants/frames/documents", map[string]any{"kind": "liveness", "image": b64(jpegImage(t, 210, 210, uint64(100+i)))}).json(t, &d)
+		shas = append(shas, d.Sha256)
+	}
+	var a struct {
+		Documents []struct{ Kind, Sha256 string }
+	}
+	in.expect(200, "GET", "/v1/applicants/frames", nil).json(t, &a)
+	var kept []string
+	for _, d := range a.Documents {
+		if d.Kind == "liveness" {
+			kept = append(kept, d.Sha256)
+		}
+	}
+	if !slices.Equal(kept, shas[2:]) {
+		t.Errorf("liveness frames kept: %d, want the 20 newest of 22", len(kept))
+	}
+}

@@ -321,7 +321,8 @@ func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 }
 
 // addDocument stores an image and records it on the applicant, replacing a
-// document of the same kind, side and type (liveness frames accumulate).
+// document of the same kind, side and type (liveness frames accumulate up
+// to MaxLivenessFrames, the newest kept).
 func (t *txn) addDocument(env Env, a *diskApplicant, l Level, u upload) error {
 	if u.kind != StepLiveness {
 		if err := t.dropDocuments(env, a, func(d Document) bool {
@@ -329,6 +330,8 @@ func (t *txn) addDocument(env Env, a *diskApplicant, l Level, u upload) error {
 		}); err != nil {
 			return err
 		}
+	} else if err := t.keepFrames(env, a, MaxLivenessFrames-1); err != nil {
+		return err
 	}
 	images := t.env(env, "images")
 	if images.Get([]byte(u.img.SHA256)) == nil {
@@ -343,6 +346,26 @@ func (t *txn) addDocument(env Env, a *diskApplicant, l Level, u upload) error {
 		UploadedAtUtc: At(t.now), SHA256: u.img.SHA256, ContentType: u.img.ContentType})
 	a.dataArrived(u.kind, l, t.now)
 	return nil
+}
+
+// keepFrames drops the applicant's oldest liveness frames beyond the n
+// newest, so that frames added one by one (POST …/documents) stay within
+// MaxLivenessFrames, as an upload of frames does.
+func (t *txn) keepFrames(env Env, a *diskApplicant, n int) error {
+	frames := 0
+	for _, d := range a.Documents {
+		if d.Kind == StepLiveness {
+			frames++
+		}
+	}
+	drop := frames - n
+	return t.dropDocuments(env, a, func(d Document) bool {
+		if d.Kind != StepLiveness || drop <= 0 {
+			return false
+		}
+		drop--
+		return true
+	})
 }
 
 // dropDocuments removes the applicant's documents that match, and their
