@@ -723,6 +723,7 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 		"questionnaire": []map[string]any{
 			{"id": "pep", "text": "PEP?", "type": "boolean", "required": true},
 			{"id": "source", "text": "Source of funds", "type": "choice", "options": []string{"salary", "savings"}, "required": true},
+			{"id": "note", "text": "Anything else?", "type": "text"},
 		},
 	})
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "live1", "verificationLevelName": "sdk-live", "firstName": "Lia", "lastName": "Green"})
@@ -754,7 +755,15 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 	wantStatusCode(t, r, 400, "bad choice")
 	wantHTML(t, r, `Please choose one of the options\.`)
 	noHTML(t, r, `questionnaire\.source`)
-	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}}), 303, "answers")
+	// A text answer is at most 2,000 characters (not bytes), and the page
+	// says so rather than asking for an answer.
+	r = in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}, "q.note": {strings.Repeat("é", 2001)}})
+	wantStatusCode(t, r, 400, "long answer")
+	wantHTML(t, r, `This answer is too long: at most 2,000 characters\.`)
+	r = in.sdkForm("/sdk/"+token+"/ubos", url.Values{"fullName": {"Ann Owner"}, "roles": {"ubo"}})
+	wantStatusCode(t, r, 400, "owner row of a person")
+	wantHTML(t, r, `Beneficial owners belong to a company&#39;s verification; this one is for a person\.`)
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}, "q.note": {strings.Repeat("é", 2000)}}), 303, "answers")
 	r = in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{"pep":"maybe","source":"salary"}`)
 	wantStatusCode(t, r, 400, "bad boolean")
 	if _, f := errField(t, r); f != "questionnaire.pep" {

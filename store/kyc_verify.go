@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/complybox/complybox/store/imagecheck"
 )
@@ -275,6 +276,9 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 	return out, err
 }
 
+// MaxAnswerLength is the longest answer to a text question, in characters.
+const MaxAnswerLength = 2000
+
 // checkAnswers checks questionnaire answers against the level's questions.
 // Returns EINVALID naming questionnaire.<id>.
 func checkAnswers(l Level, answers map[string]json.RawMessage) error {
@@ -312,8 +316,11 @@ func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 			}
 		default:
 			var s string
-			if json.Unmarshal(raw, &s) != nil || strings.TrimSpace(s) == "" || len(s) > 2000 {
-				return Invalid(f, "the answer to %q must be a non-empty text of at most 2000 characters", q.ID)
+			if json.Unmarshal(raw, &s) != nil || strings.TrimSpace(s) == "" {
+				return Invalid(f, "the answer to %q must be a non-empty text", q.ID)
+			}
+			if utf8.RuneCountInString(s) > MaxAnswerLength {
+				return Invalid(f, "the answer to %q must be at most %d characters", q.ID, MaxAnswerLength)
 			}
 		}
 	}

@@ -29,6 +29,8 @@ func (p *sdkPage) plainError(e *store.Error) *sdkError {
 		return &sdkError{Title: p.T("error.conflict"), Message: p.T("err.closed")}
 	case e.Field != "":
 		return &sdkError{Title: p.Tf("err.field", label), Message: p.T(fieldProblem(base, e.Message))}
+	case e.Reason == "not_a_company":
+		return &sdkError{Title: p.T("err.title"), Message: p.T("err.not_a_company")}
 	}
 	return &sdkError{Title: p.T("err.title"), Message: p.T("err.generic")}
 }
@@ -59,8 +61,11 @@ func fieldProblem(field, msg string) string {
 		}
 		return "err.image.unreadable"
 	case strings.HasPrefix(field, "questionnaire."):
-		if strings.Contains(msg, "one of") {
+		switch {
+		case strings.Contains(msg, "one of"):
 			return "err.choice"
+		case strings.Contains(msg, "at most"):
+			return "err.answer.long"
 		}
 		return "err.answer"
 	case field == "dateOfBirth" || field == "incorporationDate":
