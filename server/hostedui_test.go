@@ -1141,3 +1141,24 @@ func TestSDKAuditInfoWrapper(t *testing.T) {
 		t.Errorf("info %v", info)
 	}
 }
+
+// TestSDKPageUploadTooLarge: a form post over the 25 MiB limit is answered
+// with the page in the applicant's language (413), not the API's JSON
+// error, which a browser shows as text.
+func TestSDKPageUploadTooLarge(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("big1", "Green")
+	token := in.sdkSession("big1", nil)
+	r := in.sdkUpload("/sdk/"+token+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: make([]byte, 26<<20)})
+	wantStatusCode(t, r, 413, "oversize form upload")
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("Content-Type %q, want a page", ct)
+	}
+	wantHTML(t, r, `The upload is too large\.`)
+	// The page API still answers JSON.
+	r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: make([]byte, 26<<20)})
+	if code, _ := errField(t, r); r.Status != 413 || code != "body_too_large" {
+		t.Errorf("page API: %d %s", r.Status, code)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,9 +112,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = gz
 	}
 	rec := &statusRecorder{ResponseWriter: out, status: http.StatusOK, start: start}
-	if r.ContentLength > limit {
+	if r.ContentLength > limit && !hostedPagePost(r) {
 		s.writeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	} else {
+		// A form post of the hosted UI's pages reads its body up to the
+		// limit, so that its page can say in the applicant's language
+		// what was too large: a browser shows a JSON error as text.
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		s.router.ServeHTTP(rec, r)
 	}
@@ -131,6 +135,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // imageUploadPath matches the routes that take images: /verify and the
 // document uploads of the API, the hosted UI's API and its form.
 var imageUploadPath = regexp.MustCompile(`^(/v1/applicants/[^/]+/(verify|documents)|/api/v1/sdk/documents|/sdk/[^/]+/documents)$`)
+
+// hostedPagePost reports whether r is a form post of the hosted UI's pages
+// (/sdk/{token}/…), whose errors are pages.
+func hostedPagePost(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk/")
+}
 
 // imageUpload reports whether r is a POST to a route with the 25 MiB limit.
 func imageUpload(r *http.Request) bool {
