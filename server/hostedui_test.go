@@ -1142,10 +1142,10 @@ func TestSDKAuditInfoWrapper(t *testing.T) {
 	}
 }
 
-// TestSDKPageUploadTooLarge: a form post over the 25 MiB limit is answered
+// TestSDKPageFormBodies: a form post over the 25 MiB limit is answered
 // with the page in the applicant's language (413), not the API's JSON
 // error, which a browser shows as text.
-func TestSDKPageUploadTooLarge(t *testing.T) {
+func TestSDKPageFormBodies(t *testing.T) {
 	t.Parallel()
 	in := start(t)
 	in.createApplicant("big1", "Green")
@@ -1156,6 +1156,12 @@ func TestSDKPageUploadTooLarge(t *testing.T) {
 		t.Errorf("Content-Type %q, want a page", ct)
 	}
 	wantHTML(t, r, `The upload is too large\.`)
+	// The API's JSON, or multipart junk, posted to a form that takes
+	// url-encoded fields is refused, not taken as an empty form.
+	for _, ct := range []string{"multipart/form-data; boundary=x", "application/json"} {
+		r := in.sdkSend("POST", "/sdk/"+token+"/personal-info", []byte(`junk`), ct)
+		wantStatusCode(t, r, 400, ct+" to the personal data form")
+	}
 	// The page API still answers JSON.
 	r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: make([]byte, 26<<20)})
 	if code, _ := errField(t, r); r.Status != 413 || code != "body_too_large" {

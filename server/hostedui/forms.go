@@ -2,6 +2,7 @@ package hostedui
 
 import (
 	"encoding/json"
+	"mime"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -116,7 +117,10 @@ func (ui *UI) openForm(w http.ResponseWriter, r *http.Request, token, step strin
 	if step != "intro" && !consented(w, r, token, st) {
 		return st, false
 	}
-	if err := r.ParseForm(); err != nil {
+	// The pages post these forms url-encoded; any other body would parse
+	// as no fields at all and pass for an empty form.
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err := r.ParseForm(); err != nil || mt != "application/x-www-form-urlencoded" {
 		ui.formError(w, r, token, step, store.Invalid("body", "malformed form"), nil)
 		return st, false
 	}
