@@ -272,7 +272,7 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 		}
 	}
 	if !something {
-		return Conflict("nothing_to_review", "every step of applicant %q is reviewed already", a.ExternalID)
+		return Conflict("nothing_to_review", "no step of applicant %q has data waiting for review (every step is reviewed already, or optional without data)", a.ExternalID)
 	}
 	return nil
 }
