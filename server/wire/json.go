@@ -82,7 +82,7 @@ func DecodeBytes(b []byte, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+		return jsonError(b, err)
 	}
 	if dec.More() {
 		return store.Errorf(store.EINVALID, "malformed_json", "request body has data after the JSON object")
@@ -90,10 +90,16 @@ func DecodeBytes(b []byte, v any) error {
 	return checkKeys(b, reflect.TypeOf(v))
 }
 
-// jsonError turns a encoding/json error into EINVALID naming the field.
-func jsonError(err error) error {
+// jsonError turns a encoding/json error in decoding body b into EINVALID
+// naming the field.
+func jsonError(b []byte, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
+		if path := pathAt(b, int(typeErr.Offset)); path != "" {
+			// With indexes and map keys: "steps[1].optional", where
+			// encoding/json says "steps.optional".
+			typeErr.Field = path
+		}
 		return typeError(typeErr)
 	}
 	var e *store.Error

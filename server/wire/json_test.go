@@ -131,6 +131,11 @@ func TestDecodeTypeErrorsNameTheField(t *testing.T) {
 		{`{"int64Ptr":-0.5}`, "int64Ptr", "must be an integer"},
 		{`{"int":"1"}`, "int", "must be of type integer, not string"},
 		{`{"inner":{"deep":{"score":"high"}}}`, "inner.deep.score", "must be of type number"},
+		{`{"inners":[{"name":"a"},{"name":"b","score":"x"}]}`, "inners[1].score", "must be of type number"},
+		{`{"inners":[{"deep":{"tags":[1]}}]}`, "inners[0].deep.tags[0]", "must be of type string"},
+		{`{"inner":{"extra":{"k":1}}}`, "inner.extra.k", "must be of type string"},
+		{`{"ints":[1,2,"3"]}`, "ints[2]", "must be of type integer"},
+		{` { "inners" : [ { "score" : [ ] } ] } `, "inners[0].score", "must be of type number"},
 		{`{"str":1}`, "str", "must be of type string, not number"},
 		{`{"strings":{}}`, "strings", "must be of type array"},
 	} {

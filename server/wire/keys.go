@@ -21,11 +21,35 @@ func checkKeys(b []byte, t reflect.Type) error {
 	return k.value(t, "")
 }
 
+// pathAt returns the path of the value of JSON text b that ends at byte
+// end ("steps[1].optional", "m.k[0].kind"), the deepest when several do;
+// "" when none does. encoding/json names the field of a type error by its
+// struct fields only ("steps.optional"), without indexes or map keys, but
+// gives the offset where the value ends.
+func pathAt(b []byte, end int) string {
+	k := keyWalk{b: b, end: end, locate: true}
+	k.value(nil, "")
+	return k.found
+}
+
 // keyWalk walks a JSON text member by member, knowing the Go type each
 // value decodes into.
 type keyWalk struct {
 	b []byte
 	i int
+	// locate: only find the path of the value ending at end (pathAt),
+	// into found; nothing is refused.
+	locate bool
+	end    int
+	found  string
+}
+
+// ended notes, when locating, that the value at path ended at k.i (or,
+// for an object or array, that its bracket ends there).
+func (k *keyWalk) ended(path string) {
+	if k.locate && k.found == "" && (k.i == k.end || k.nested() && k.i+1 == k.end) {
+		k.found = path
+	}
 }
 
 // maxSeenList is how many members of one object are compared one by one
@@ -75,36 +99,47 @@ func (k *keyWalk) value(t reflect.Type, path string) error {
 	if k.i >= len(k.b) {
 		return nil
 	}
+	k.ended(path) // a composite value's type error is placed after its bracket
 	switch k.b[k.i] {
 	case '{':
-		return k.object(t, path)
+		err := k.object(t, path)
+		k.ended(path)
+		return err
 	case '[':
-		k.i++
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
-		}
-		for n := 0; ; n++ {
-			k.space()
-			if k.i >= len(k.b) || k.b[k.i] == ']' {
-				k.i++
-				return nil
-			}
-			if k.nested() {
-				if err := k.value(elem, path+"["+strconv.Itoa(n)+"]"); err != nil {
-					return err
-				}
-			} else {
-				k.scalar()
-			}
-			k.space()
-			if k.i < len(k.b) && k.b[k.i] == ',' {
-				k.i++
-			}
-		}
+		err := k.array(t, path)
+		k.ended(path)
+		return err
 	}
 	k.scalar()
+	k.ended(path)
 	return nil
+}
+
+// array walks the array at k.i, decoded into t.
+func (k *keyWalk) array(t reflect.Type, path string) error {
+	k.i++
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		elem = t.Elem()
+	}
+	for n := 0; ; n++ {
+		k.space()
+		if k.i >= len(k.b) || k.b[k.i] == ']' {
+			k.i++
+			return nil
+		}
+		if k.nested() || k.locate {
+			if err := k.value(elem, path+"["+strconv.Itoa(n)+"]"); err != nil {
+				return err
+			}
+		} else {
+			k.scalar()
+		}
+		k.space()
+		if k.i < len(k.b) && k.b[k.i] == ',' {
+			k.i++
+		}
+	}
 }
 
 // nested reports whether the value at k.i is an object or an array.
@@ -157,10 +192,12 @@ func (k *keyWalk) object(t reflect.Type, path string) error {
 			}
 		}
 		var twice bool
-		if seenSet != nil {
+		switch {
+		case k.locate:
+		case seenSet != nil:
 			twice = seenSet[string(name)]
 			seenSet[string(name)] = true
-		} else {
+		default:
 			for _, s := range seen {
 				if bytes.Equal(s, name) {
 					twice = true
@@ -194,7 +231,7 @@ func (k *keyWalk) object(t reflect.Type, path string) error {
 		k.space()
 		k.i++ // :
 		k.space()
-		if k.nested() {
+		if k.nested() || k.locate {
 			if err := k.value(vt, member(path, name)); err != nil {
 				return err
 			}
