@@ -1,15 +1,11 @@
 package store
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // compactTxSize bounds the bytes copied per write transaction of Compact, so
@@ -41,72 +37,4 @@ func Compact(src, dst string) (err error) {
 		return err
 	}
 	return to.Close()
-}
-
-// BackupFile writes a consistent copy of the db at path to w (bbolt's
-// Tx.WriteTo), opening it read-only: the file is copied as it is, never
-// upgraded or otherwise written first, so a backup taken before an upgrade
-// is of the old layout. path must not be in use. Returns ENOTFOUND when it
-// does not exist.
-func BackupFile(path string, w io.Writer) (err error) {
-	defer damaged(path, &err)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	db, err := openReadOnly(path)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return db.View(func(tx *bolt.Tx) error {
-		_, err := tx.WriteTo(w)
-		return err
-	})
-}
-
-// openReadOnly opens an existing db file read-only. Returns ENOTFOUND when
-// it does not exist.
-func openReadOnly(path string) (*bolt.DB, error) {
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, NotFound("db", path)
-		}
-		return nil, err
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("open %s: the file is in use by another process", path)
-		}
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	if err := whole(db, path); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
-}
-
-// whole checks that the file of db is as long as its meta page says: a
-// truncated copy would be read past its end, which is a fault (SIGBUS), not
-// a panic that damaged can turn into an error.
-func whole(db *bolt.DB, path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	return db.View(func(tx *bolt.Tx) error {
-		if need := tx.Size(); fi.Size() < need {
-			return fmt.Errorf("open %s: the file is damaged (truncated: %d bytes of %d); restore it from a backup", path, fi.Size(), need)
-		}
-		return nil
-	})
-}
-
-// damaged turns a panic of bbolt on a damaged file (a page that does not
-// say what it should; with debug.SetPanicOnFault, a read past the end of a
-// truncated copy) into *err, so that a command fails with one line naming
-// the file instead of a stack trace. It must be deferred directly.
-func damaged(path string, err *error) {
-	if p := recover(); p != nil {
-		*err = fmt.Errorf("open %s: the file is damaged (%v); restore it from a backup", path, p)
-	}
 }
