@@ -97,16 +97,14 @@ func (a *diskApplicant) structure() CompanyStructure {
 // still in flight) the company is in_review; once every child is terminal it is GREEN
 // when its own steps and every child are GREEN, otherwise RED FINAL with
 // its own labels plus COMPANY_NOT_VALIDATED_BENEFICIARIES when a child is
-// RED. A company without rows closes by the same rule (SPEC 3.6: "either
-// it has no rows or allChildrenComplete"): GREEN, or RED FINAL, also when
-// its own steps were RED RETRY.
+// RED. A company without rows keeps its own verdict.
 func (a *diskApplicant) applyChildren() {
 	r := &a.Review
-	if a.Type != TypeCompany || r.ReviewStatus != ReviewCompleted {
+	if a.Type != TypeCompany || len(a.Ubos) == 0 || r.ReviewStatus != ReviewCompleted {
 		return
 	}
 	c := a.counts()
-	if len(a.Ubos) > 0 && !c.allChildrenComplete() {
+	if !c.allChildrenComplete() {
 		r.ReviewStatus, r.ReviewAnswer, r.ReviewRejectType = ReviewInReview, "", ""
 		r.RejectLabels, r.ModerationComment, r.ReviewedAtUtc = []string{}, "", Time{}
 		return
