@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -27,8 +30,8 @@ func newCredentialsCreateCmd(a *app) *cobra.Command {
 		Use:   "create --env ENV [--role partner|admin] [--name N]",
 		Short: "Create a credential and print its secret once",
 		Long: "create makes a credential and prints its secret once. A missing db file is\n" +
-			"created, so that credentials can be made before the first serve; list and\n" +
-			"revoke refuse a missing db file.",
+			"created, so that credentials can be made before the first serve; list shows\n" +
+			"none for a missing db file (and says so), revoke refuses it; neither creates it.",
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -65,13 +68,23 @@ func newCredentialsListCmd(a *app) *cobra.Command {
 		Short: "List credentials (never their secrets)",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "KEY\tENVIRONMENT\tROLE\tNAME\tCREATED\tREVOKED")
+			cfg, _, err := a.config(f, false)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(cfg.DB); errors.Is(err, fs.ErrNotExist) {
+				// No db, no credentials; none is created, and the
+				// operator is told which path was read (a typo?).
+				fmt.Fprintf(a.stderr, "complybox: the db file %s does not exist: no credentials\n", cfg.DB)
+				return w.Flush()
+			}
 			return a.withStore(f, true, func(st *store.Store, _ Config) error {
 				creds, err := st.Credentials()
 				if err != nil {
 					return err
 				}
-				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-				fmt.Fprintln(w, "KEY\tENVIRONMENT\tROLE\tNAME\tCREATED\tREVOKED")
 				for _, c := range creds {
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Key, c.Environment, c.Role, dash(c.Name), dash(c.CreatedAt.String()), dash(c.RevokedAt.String()))
 				}

@@ -123,23 +123,23 @@ func TestConfiguredCredentialStaysRevoked(t *testing.T) {
 }
 
 // TestCredentialsListAndRevokeNeedTheDB: list and revoke of a db path that
-// names no file fail naming it and create nothing (a typo would otherwise
-// look like "no credentials"); create makes the db, so credentials can be
-// made before the first serve.
+// names no file create nothing (a typo would otherwise leave a new db
+// behind): list shows no credentials and says on stderr which file it did
+// not find, revoke fails naming it; create makes the db, so credentials can
+// be made before the first serve.
 func TestCredentialsListAndRevokeNeedTheDB(t *testing.T) {
 	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "missing.db")
-	for _, args := range [][]string{
-		{"credentials", "list", "--db", missing},
-		{"credentials", "revoke", "--db", missing, "sbx_key_0"},
-	} {
-		r := runCmd(t, args...)
-		if r.code != 1 || !strings.Contains(r.stderr, "missing.db does not exist") {
-			t.Errorf("%s: exit %d, stderr %q", args[1], r.code, r.stderr)
-		}
-		if _, err := os.Stat(missing); err == nil {
-			t.Fatalf("%s created the missing db", args[1])
-		}
+	r := runCmd(t, "credentials", "list", "--db", missing)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "KEY") || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stderr, "missing.db does not exist") {
+		t.Errorf("list: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCmd(t, "credentials", "revoke", "--db", missing, "sbx_key_0")
+	if r.code != 1 || !strings.Contains(r.stderr, "missing.db does not exist") {
+		t.Errorf("revoke: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Fatal("list or revoke created the missing db")
 	}
 	mustRun(t, "credentials", "create", "--db", missing, "--env", "sandbox")
 	if _, err := os.Stat(missing); err != nil {
