@@ -86,6 +86,24 @@ func (b *browser) submit(path string, form url.Values) *response {
 	return b.post(path, form)
 }
 
+// shown follows r, the answer to a POST that made a secret, to the page
+// that shows it once, and returns that page. It fails unless r redirected
+// there and a second visit shows no secret (a reload repeats nothing).
+func (b *browser) shown(what string, r *response) *response {
+	b.t.Helper()
+	expectStatus(b.t, what, r, http.StatusSeeOther)
+	if loc := r.Header.Get("Location"); loc != "/console/shown" {
+		b.t.Fatalf("%s: redirected to %q, want /console/shown", what, loc)
+	}
+	page := b.get("/console/shown")
+	expectStatus(b.t, what+": the secret's page", page, http.StatusOK)
+	again := b.get("/console/shown")
+	if s := secretOnPage(page.Body); s == "" || strings.Contains(string(again.Body), s) || !strings.Contains(string(again.Body), "shown once") {
+		b.t.Fatalf("%s: the secret (%q) is not shown exactly once; second visit: %s", what, s, again.Body)
+	}
+	return page
+}
+
 // page is get that fails unless the status is 200 and the page contains
 // every one of want.
 func (b *browser) page(path string, want ...string) string {

@@ -152,6 +152,7 @@ func (s *Server) routes() {
 	r.POST("/console/settings/callback/rotate", c.Admin(c.RotateCallback))
 	r.POST("/console/settings/webhook/test", c.Admin(c.TestWebhook))
 	r.POST("/console/settings/callback/test", c.Admin(c.TestCallback))
+	r.GET("/console/shown", c.Admin(c.Shown))
 	r.GET("/console/levels", c.Admin(c.Levels))
 	r.POST("/console/levels", c.Admin(c.CreateLevel))
 	r.GET("/console/levels/:name", c.Admin(c.Level))

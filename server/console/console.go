@@ -50,6 +50,7 @@ type Console struct {
 	secure bool              // cookies only over https (public_url is https)
 	labels map[string]string // reject label → the sentence that explains it
 	events map[string]string // history event type → words
+	shown  shownSecrets      // secrets waiting to be shown once (settings.go)
 }
 
 // New parses the console templates. publicURL is the service's public
@@ -57,7 +58,7 @@ type Console struct {
 // log.
 func New(st *store.Store, publicURL string, log *slog.Logger) *Console {
 	c := &Console{store: st, log: log, pages: map[string]*template.Template{}, secure: strings.HasPrefix(publicURL, "https://"),
-		labels: hostedui.RejectLabelTexts(), events: eventNames()}
+		labels: hostedui.RejectLabelTexts(), events: eventNames(), shown: shownSecrets{m: map[string]shownSecret{}}}
 	static, err := fs.Sub(consoleFiles, "static")
 	if err != nil {
 		panic(err)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
@@ -38,7 +40,70 @@ func (c *Console) Settings(w http.ResponseWriter, r *Request) error {
 
 // secretShown renders the page that shows a new signing secret once.
 func (c *Console) secretShown(w http.ResponseWriter, r *Request, title, what, secret string) error {
-	return c.render(w, r, http.StatusOK, "secret", title, "settings", map[string]any{"What": what, "Secret": secret})
+	return c.showOnce(w, r, shownSecret{title: title, what: what, secret: secret})
+}
+
+// shownSecret is a secret the console shows once after the POST that made
+// it (a rotation, a new webhook URL, a new credential).
+type shownSecret struct {
+	title, what, secret string
+	cred                store.Credential // a new credential's key, environment, role and name
+	at                  time.Time
+}
+
+// shownSecrets keeps each session's secret between the POST that made it
+// and the page it redirects to, in memory only: a credential's secret is
+// never written to the db, and a restart in between loses it (rotate or
+// create again). Entries older than shownFor are dropped.
+type shownSecrets struct {
+	mu sync.Mutex
+	m  map[string]shownSecret // console session id → secret
+}
+
+// shownFor is how long a secret waits for its page.
+const shownFor = 5 * time.Minute
+
+func (ss *shownSecrets) put(session string, s shownSecret) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for id, old := range ss.m {
+		if time.Since(old.at) > shownFor {
+			delete(ss.m, id)
+		}
+	}
+	s.at = time.Now()
+	ss.m[session] = s
+}
+
+func (ss *shownSecrets) take(session string) (shownSecret, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, ok := ss.m[session]
+	delete(ss.m, session)
+	return s, ok && time.Since(s.at) <= shownFor
+}
+
+// showOnce ends a POST that made a secret: the secret waits for the
+// operator's session and the browser is sent to the page that shows it
+// (Shown), so that reloading that page repeats nothing.
+func (c *Console) showOnce(w http.ResponseWriter, r *Request, s shownSecret) error {
+	c.shown.put(r.sess.ID, s)
+	http.Redirect(w, r.Request, "/console/shown", http.StatusSeeOther)
+	return nil
+}
+
+// Shown serves GET /console/shown: the secret the last rotation, webhook
+// URL or credential of this session made, once; later it says the secret
+// was shown.
+func (c *Console) Shown(w http.ResponseWriter, r *Request) error {
+	s, ok := c.shown.take(r.sess.ID)
+	switch {
+	case !ok:
+		return c.render(w, r, http.StatusOK, "secret", "Secret shown already", "settings", map[string]any{"Gone": true})
+	case s.cred.Key != "":
+		return c.render(w, r, http.StatusOK, "credential", s.title, "settings", map[string]any{"C": s.cred, "Secret": s.secret})
+	}
+	return c.render(w, r, http.StatusOK, "secret", s.title, "settings", map[string]any{"What": s.what, "Secret": s.secret})
 }
 
 // SetWebhook serves POST /console/settings/webhook: URL and subscription
@@ -224,7 +289,7 @@ func (c *Console) CreateCredential(w http.ResponseWriter, r *Request) error {
 	if err := c.record(r, cred.Environment, "console.credential_created", map[string]any{"key": cred.Key, "role": cred.Role}); err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "credential", "Credential created", "settings", map[string]any{"C": cred, "Secret": secret})
+	return c.showOnce(w, r, shownSecret{title: "Credential created", secret: secret, cred: cred})
 }
 
 // RevokeCredential serves POST /console/credentials/:key/revoke.
