@@ -38,15 +38,15 @@ func TestConsoleOperators(t *testing.T) {
 	rev := in.browser()
 	rev.loginAs("rita", "reviewer pw 1")
 	home := rev.page("/console", "rita")
-	if strings.Contains(home, `href="/console/settings"`) || strings.Contains(home, `href="/console/operators"`) {
+	if strings.Contains(home, `href="/console/settings"`) || strings.Contains(home, `href="/console/operators"`) || strings.Contains(home, `href="/console/clock"`) {
 		t.Error("a reviewer's navigation links admin pages")
 	}
-	for _, path := range []string{"/console/settings", "/console/levels", "/console/credentials", "/console/operators"} {
+	for _, path := range []string{"/console/settings", "/console/levels", "/console/credentials", "/console/operators", "/console/clock", "/console/shown"} {
 		expectStatus(t, "reviewer GET "+path, rev.get(path), http.StatusForbidden)
 	}
 	rev.page("/console/applicants")
 	for _, path := range []string{"/console/settings/callback", "/console/settings/callback/rotate", "/console/credentials",
-		"/console/levels", "/console/operators", "/console/operators/admin/remove", "/console/operators/rita/role"} {
+		"/console/levels", "/console/operators", "/console/operators/admin/remove", "/console/operators/rita/role", "/console/clock"} {
 		r := rev.submit(path, url.Values{"url": {"http://127.0.0.1:1/cb"}, "environment": {"sandbox"}, "role": {"admin"},
 			"name": {"otto"}, "password": {"long enough 1"}, "password2": {"long enough 1"}})
 		expectStatus(t, "reviewer POST "+path, r, http.StatusForbidden)

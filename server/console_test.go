@@ -840,3 +840,35 @@ func TestConsoleLevelTypo(t *testing.T) {
 		t.Errorf("the create form lost the input or the error:\n%s", body)
 	}
 }
+
+// TestConsoleRouteErrorsArePages: a console path that names no page, a
+// method a page does not take, or a body over the limit is answered with
+// the console's error page and headers, not the API's JSON (which a
+// browser shows as text); the API keeps its JSON.
+func TestConsoleRouteErrorsArePages(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	b := in.operator()
+	b.page("/console/settings")
+	for _, c := range []struct {
+		what string
+		r    *response
+		want int
+	}{
+		{"no page", b.get("/console/nothing"), http.StatusNotFound},
+		{"trailing slash", b.get("/console/applicants/"), http.StatusNotFound},
+		{"GET of a form's action", b.get("/console/settings/webhook"), http.StatusMethodNotAllowed},
+		{"body over the limit", b.submit("/console/levels", url.Values{"level": {strings.Repeat("a", 1100000)}}), http.StatusRequestEntityTooLarge},
+	} {
+		expectStatus(t, c.what, c.r, c.want)
+		if ct := c.r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") || c.r.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s: Content-Type %q, X-Frame-Options %q: want the console's page", c.what, ct, c.r.Header.Get("X-Frame-Options"))
+		}
+	}
+	if r := b.get("/console/settings/webhook"); !strings.Contains(r.Header.Get("Allow"), "POST") {
+		t.Errorf("405 page without Allow: %q", r.Header.Get("Allow"))
+	}
+	if code, _ := errField(t, in.expect(404, "GET", "/v1/nothing", nil)); code != "route_not_found" {
+		t.Errorf("API 404 code %q", code)
+	}
+}

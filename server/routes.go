@@ -18,6 +18,7 @@ func (s *Server) routes() {
 	r := routeTable{s}
 	ui := hostedui.New(s.store, s.log).WithBranding(s.cfg.Branding).WithQuality(s.cfg.Quality)
 	c := console.New(s.store, s.cfg.PublicURL, s.log)
+	s.console = c // its error page answers what reaches no route under /console
 	rp := c.RequestPages(s.reqlog)
 	cp := c.ClockPages(s.disp)
 
@@ -171,8 +172,8 @@ func (s *Server) routes() {
 	r.GET("/console/transactions/:id", c.Page(c.Transaction))
 	r.GET("/console/requests", c.Page(rp.List))
 	r.GET("/console/requests/:id", c.Page(rp.Detail))
-	r.GET("/console/clock", c.Page(cp.Show))
-	r.POST("/console/clock", c.Page(cp.Move))
+	r.GET("/console/clock", c.Admin(cp.Show))
+	r.POST("/console/clock", c.Admin(cp.Move))
 }
 
 // routeTable registers routes on the Server's router, each handler told its

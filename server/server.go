@@ -17,6 +17,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/complybox/complybox/server/console"
 	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/server/requestlog"
 	"github.com/complybox/complybox/server/wire"
@@ -57,6 +58,7 @@ type Server struct {
 	reqlog  *requestlog.Log // the last API requests per environment (SPEC §7)
 	metrics *metrics        // nil when disabled
 	gzips   sync.Pool       // *gzip.Writer, reused across responses (gzip.go)
+	console *console.Console
 
 	openapiDoc func() ([]byte, error) // /openapi.json, built once (openapi.go)
 }
@@ -76,10 +78,10 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 	s.router.RedirectFixedPath = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, store.Errorf(store.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
+		s.routeError(w, r, store.Errorf(store.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, store.Errorf(store.EMETHOD, "method_not_allowed", "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, w.Header().Get("Allow")))
+		s.routeError(w, r, store.Errorf(store.EMETHOD, "method_not_allowed", "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, w.Header().Get("Allow")))
 	})
 	s.router.PanicHandler = func(w http.ResponseWriter, r *http.Request, p any) {
 		s.writeError(w, r, fmt.Errorf("panic: %v", p))
@@ -113,7 +115,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &statusRecorder{ResponseWriter: out, status: http.StatusOK, start: start}
 	if r.ContentLength > limit && !hostedPagePost(r) {
-		s.writeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
+		s.routeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	} else {
 		// A form post of the hosted UI's pages reads its body up to the
 		// limit, so that its page can say in the applicant's language
@@ -135,6 +137,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // imageUploadPath matches the routes that take images: /verify and the
 // document uploads of the API, the hosted UI's API and its form.
 var imageUploadPath = regexp.MustCompile(`^(/v1/applicants/[^/]+/(verify|documents)|/api/v1/sdk/documents|/sdk/[^/]+/documents)$`)
+
+// routeError answers a request that reached no handler (no route, a
+// method not allowed, a body over the limit): the console's error page
+// under /console, else the API's JSON error.
+func (s *Server) routeError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.URL.Path == "/console" || strings.HasPrefix(r.URL.Path, "/console/") {
+		s.console.Error(w, r, err)
+		return
+	}
+	s.writeError(w, r, err)
+}
 
 // hostedPagePost reports whether r is a form post of the hosted UI's pages
 // (/sdk/{token}/…), whose errors are pages.

@@ -192,6 +192,14 @@ func (c *Console) Open(h Handler) httprouter.Handle {
 	}
 }
 
+// Error renders err as the console's error page, outside any route: a
+// path under /console that names no page or takes no such method, or a
+// body over the limit. A browser shows the API's JSON error as text.
+func (c *Console) Error(w http.ResponseWriter, r *http.Request, err error) {
+	consoleHeaders(w)
+	c.fail(w, &Request{Request: r, env: store.Sandbox}, err)
+}
+
 func consoleHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", consoleCSP)
