@@ -244,7 +244,13 @@ func TestConsolePages(t *testing.T) {
 
 	b.page("/console/deliveries", did, "webhook.test")
 	b.page("/console/deliveries?status=delivered", did)
-	b.page("/console/deliveries/"+did, "Attempts", "This is a test event from complybox.")
+	// The payload as sent, byte for byte (a copy must verify), beside a
+	// formatted view.
+	var dv struct{ Payload string }
+	in.expect(200, "GET", "/webhooks/deliveries/"+did, nil).json(t, &dv)
+	b.page("/console/deliveries/"+did, "Attempts", "This is a test event from complybox.", dv.Payload)
+	b.page("/console/deliveries?eventType=webhook.test", did)
+	expectStatus(t, "unknown eventType", b.get("/console/deliveries?eventType=bogus"), http.StatusBadRequest)
 	b.page("/console/settings", rc.URL, "transaction.status.updated", "KYC callback")
 	b.page("/console/levels", "basic-kyc-level", "kyb-level")
 	b.page("/console/levels/kyb-level", "certificate_of_incorporation")

@@ -71,20 +71,7 @@ func (s *Server) sendSample(w http.ResponseWriter, r *request, dest string) erro
 func deliveryFilter(r *request) (store.DeliveryFilter, error) {
 	q := r.URL.Query()
 	f := store.DeliveryFilter{Status: q.Get("status"), EventType: q.Get("eventType"), Destination: q.Get("destination"), EntityID: q.Get("entityId")}
-	switch f.Status {
-	case "", store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed, store.DeliveryDead:
-	default:
-		return f, store.Invalid("status", "status must be pending, delivered, failed or dead")
-	}
-	switch f.Destination {
-	case "", store.DestCustody, store.DestKYC:
-	default:
-		return f, store.Invalid("destination", "destination must be custody or kyc")
-	}
-	if f.EventType != "" && !store.KnownEventType(f.EventType) {
-		return f, store.Invalid("eventType", "unknown event type %q; see GET /webhooks/events/catalog and GET /v1/webhooks/events/catalog", f.EventType)
-	}
-	return f, nil
+	return f, f.Validate()
 }
 
 func (s *Server) listDeliveries(w http.ResponseWriter, r *request) error {

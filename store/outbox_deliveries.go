@@ -299,6 +299,25 @@ type DeliveryFilter struct {
 	Until       time.Time // createdAt before
 }
 
+// Validate returns EINVALID naming status, destination or eventType when
+// it is not one the service knows.
+func (f DeliveryFilter) Validate() error {
+	switch f.Status {
+	case "", DeliveryPending, DeliveryDelivered, DeliveryFailed, DeliveryDead:
+	default:
+		return Invalid("status", "status must be pending, delivered, failed or dead")
+	}
+	switch f.Destination {
+	case "", DestCustody, DestKYC:
+	default:
+		return Invalid("destination", "destination must be custody or kyc")
+	}
+	if f.EventType != "" && !KnownEventType(f.EventType) {
+		return Invalid("eventType", "unknown event type %q; see GET /webhooks/events/catalog and GET /v1/webhooks/events/catalog", f.EventType)
+	}
+	return nil
+}
+
 func (f DeliveryFilter) match(d DeliverySummary) bool {
 	return (f.Status == "" || d.Status == f.Status) &&
 		(f.EventType == "" || d.EventType == f.EventType) &&

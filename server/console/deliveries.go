@@ -20,15 +20,8 @@ func (c *Console) Deliveries(w http.ResponseWriter, r *Request) error {
 	}
 	q := r.URL.Query()
 	f := store.DeliveryFilter{Status: q.Get("status"), Destination: q.Get("destination"), EventType: q.Get("eventType")}
-	switch f.Status {
-	case "", store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed, store.DeliveryDead:
-	default:
-		return store.Invalid("status", "status must be pending, delivered, failed or dead")
-	}
-	switch f.Destination {
-	case "", store.DestCustody, store.DestKYC:
-	default:
-		return store.Invalid("destination", "destination must be custody or kyc")
+	if err := f.Validate(); err != nil {
+		return err
 	}
 	items, next, err := c.store.Deliveries(r.env, f, p)
 	if err != nil {
