@@ -214,6 +214,15 @@ func TestConsolePages(t *testing.T) {
 	if strings.Contains(list, "other-user") {
 		t.Fatal("search for lovel lists other-user")
 	}
+	// The applicantId of a callback, an email, a registration number.
+	otherID := in.expect(200, "GET", "/v1/applicants/other-user", nil).m(t)["id"].(string)
+	in.expect(200, "PATCH", "/v1/applicants/other-user", map[string]any{"email": "grace@navy.example"})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co-search", "type": "company", "companyName": "Acme", "registrationNumber": "HRB 4711"})
+	for q, want := range map[string]string{url.QueryEscape(strings.ToUpper(otherID)): "other-user", "navy.example": "other-user", "hrb+4711": "co-search"} {
+		if list := b.page("/console/applicants?q="+q, want); strings.Contains(list, ">page-user<") {
+			t.Errorf("search for %s lists page-user", q)
+		}
+	}
 	list = b.page("/console/applicants?reviewStatus=pending", "other-user")
 	if strings.Contains(list, ">page-user<") {
 		t.Fatal("reviewStatus=pending lists the reviewed page-user")

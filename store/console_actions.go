@@ -38,12 +38,13 @@ func (s *Store) ConsoleActivity(env Env) ([]HistoryEntry, error) {
 func ReviewStatuses() []string { return reviewStatuses() }
 
 // matches reports whether the lower-case query occurs in the applicant's
-// externalUserId or names.
+// externalUserId, names, email or registration number, or is its id (the
+// applicantId every applicantReviewed carries).
 func (a *diskApplicant) matches(query string) bool {
-	if strings.Contains(strings.ToLower(a.ExternalID), query) {
+	if strings.Contains(strings.ToLower(a.ExternalID), query) || strings.ToLower(a.ID) == query {
 		return true
 	}
-	for _, f := range []string{"firstName", "middleName", "lastName", "companyName"} {
+	for _, f := range []string{"firstName", "middleName", "lastName", "companyName", "email", "registrationNumber"} {
 		if strings.Contains(strings.ToLower(a.Fields[f]), query) {
 			return true
 		}

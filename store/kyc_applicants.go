@@ -408,8 +408,8 @@ type ApplicantFilter struct {
 	ReviewStatus string
 	Type         string // individual or company (the console's filter)
 	// Query keeps applicants whose externalUserId, first, middle or last
-	// name or company name contains it, case-insensitive (the console's
-	// search).
+	// name, company name, email or registration number contains it, or
+	// whose applicant id it is, case-insensitive (the console's search).
 	Query string
 }
 
