@@ -475,9 +475,12 @@ func recordFields(v any) []field {
 			return out
 		}
 		var s string
+		var list []string
 		switch {
 		case string(raw) == "null":
 		case json.Unmarshal(raw, &s) == nil:
+		case json.Unmarshal(raw, &list) == nil:
+			s = strings.Join(list, ", ") // roles: ubo, director
 		default:
 			s = string(raw)
 		}

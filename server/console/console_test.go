@@ -50,3 +50,24 @@ func TestConsoleBack(t *testing.T) {
 		}
 	}
 }
+
+// TestWords: codes read as words, abbreviations in capitals ("Pep" and
+// "Id invalid" read wrong), and a record's list values as a list, not
+// JSON.
+func TestWords(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[string]string{"SELFIE_MISMATCH": "Selfie mismatch", "PEP": "PEP", "ID_INVALID": "ID invalid",
+		"COMPANY_NOT_VALIDATED_BENEFICIARIES": "Company not validated beneficiaries", "aml": "AML", "": ""} {
+		if got := humanize(code); got != want {
+			t.Errorf("humanize(%q) = %q, want %q", code, got, want)
+		}
+	}
+	fs := recordFields(map[string]any{"roles": []string{"ubo", "director"}, "fullName": "Ann Owner", "pct": 25})
+	got := map[string]string{}
+	for _, f := range fs {
+		got[f.Name] = f.Value
+	}
+	if got["roles"] != "ubo, director" || got["fullName"] != "Ann Owner" || got["pct"] != "25" {
+		t.Errorf("record fields %v", got)
+	}
+}

@@ -83,9 +83,17 @@ func (c *Console) eventName(eventType string) string {
 	return humanize(strings.ReplaceAll(eventType, ".", " "))
 }
 
-// humanize writes a code in words: "SELFIE_MISMATCH" → "Selfie mismatch".
+// humanize writes a code in words: "SELFIE_MISMATCH" → "Selfie mismatch";
+// abbreviations stay capitals ("ID_INVALID" → "ID invalid", "PEP").
 func humanize(code string) string {
-	s := strings.ToLower(strings.ReplaceAll(code, "_", " "))
+	words := strings.Fields(strings.ToLower(strings.ReplaceAll(code, "_", " ")))
+	for i, w := range words {
+		switch w {
+		case "id", "pep", "aml", "kyc", "kyb", "ubo", "url", "usd", "poa":
+			words[i] = strings.ToUpper(w)
+		}
+	}
+	s := strings.Join(words, " ")
 	if s == "" {
 		return s
 	}
