@@ -887,3 +887,42 @@ func TestConsoleRouteErrorsArePages(t *testing.T) {
 		t.Errorf("API 404 code %q", code)
 	}
 }
+
+// TestConsoleRefusedFormsKeepTheirValues: a refused settings, callback,
+// credential or bulk-retry form comes back on its page with the message
+// and what was typed (it was a bare error page that lost them).
+func TestConsoleRefusedFormsKeepTheirValues(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	b := in.operator()
+	b.page("/console/settings")
+	for _, c := range []struct {
+		what, path string
+		form       url.Values
+		want       []string
+	}{
+		{"webhook", "/console/settings/webhook", url.Values{"url": {"http://example.com/my-hook"}, "subscription": {"boxes"}, "subscribedEventTypes": {"wallet.created"}},
+			[]string{"http://example.com/my-hook", `value="wallet.created" checked`, `role="alert"`}},
+		{"webhook without a type", "/console/settings/webhook", url.Values{"url": {"https://example.com/h2"}, "subscription": {"boxes"}},
+			[]string{"https://example.com/h2", "Choose at least one event type."}},
+		{"callback", "/console/settings/callback", url.Values{"callbackUrl": {"http://example.com/kyc"}}, []string{`value="http://example.com/kyc"`, `role="alert"`}},
+		{"credential", "/console/credentials", url.Values{"environment": {"staging"}, "role": {"admin"}, "name": {"ci-bot"}}, []string{`value="ci-bot"`, `role="alert"`, `aria-invalid="true"`}},
+		{"bulk retry", "/console/retry-deliveries", url.Values{"status": {"dead"}, "destination": {"kyc"}, "since": {"yesterday"}}, []string{`value="yesterday"`, `<option selected>kyc</option>`, "since must be an ISO 8601 timestamp"}},
+	} {
+		r := b.submit(c.path, c.form)
+		expectStatus(t, c.what, r, http.StatusBadRequest)
+		body := string(r.Body)
+		for _, w := range c.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s: the page lacks %s", c.what, w)
+			}
+		}
+		if !strings.Contains(body, `action="`+c.path+`"`) {
+			t.Errorf("%s: the form is not on the page again", c.what)
+		}
+	}
+	// A webhook page with no URL yet still ticks every box.
+	if page := b.page("/console/settings"); !strings.Contains(page, `value="balance.updated" checked`) {
+		t.Error("the settings page ticks no box before a URL is set")
+	}
+}

@@ -17,6 +17,27 @@ import (
 
 // Settings serves GET /console/settings.
 func (c *Console) Settings(w http.ResponseWriter, r *Request) error {
+	return c.settingsPage(w, r, http.StatusOK, nil)
+}
+
+// settingsForm is a refused settings form, shown again with its error and
+// what was typed.
+type settingsForm struct {
+	Section  string // "webhook" or "callback"
+	Err, URL string
+	Types    []string // the event types ticked
+}
+
+// refused returns err's settingsForm for a client error, nil for any other.
+func refused(err error, section, url string, types []string) *settingsForm {
+	e := store.AsError(err)
+	if e.Code != store.EINVALID && e.Code != store.ECONFLICT {
+		return nil
+	}
+	return &settingsForm{Section: section, Err: e.Message, URL: url, Types: types}
+}
+
+func (c *Console) settingsPage(w http.ResponseWriter, r *Request, status int, form *settingsForm) error {
 	wh, err := c.store.WebhookConfig(r.env)
 	if err != nil {
 		return err
@@ -33,8 +54,18 @@ func (c *Console) Settings(w http.ResponseWriter, r *Request) error {
 	if wh.URL != nil && subscribed == nil {
 		subscribed = types // nil: every type
 	}
-	return c.render(w, r, http.StatusOK, "settings", "Settings", "settings", map[string]any{
-		"Webhook": wh, "WebhookURL": deref(wh.URL), "Catalog": store.CustodyCatalog(), "Subscribed": subscribed, "CallbackURL": cb,
+	whURL, cbSaved := deref(wh.URL), cb
+	allWhenNone := true // no URL yet: every box ticked
+	switch {
+	case form == nil:
+	case form.Section == "webhook":
+		whURL, subscribed, allWhenNone = form.URL, form.Types, false
+	case form.Section == "callback":
+		cb = form.URL
+	}
+	return c.render(w, r, status, "settings", "Settings", "settings", map[string]any{
+		"Webhook": wh, "WebhookURL": whURL, "Catalog": store.CustodyCatalog(), "Subscribed": subscribed, "AllWhenNone": allWhenNone,
+		"CallbackURL": cb, "CallbackSaved": cbSaved, "Form": form,
 		"CustodyTypes": eventTypeNames(store.CustodyCatalog()), "KYCTypes": eventTypeNames(store.KYCCatalog())})
 }
 
@@ -117,11 +148,14 @@ func (c *Console) SetWebhook(w http.ResponseWriter, r *Request) error {
 		// mistake. A script posting only the URL subscribes to every
 		// type, as PUT /webhooks/outbound without subscribedEventTypes.
 		if r.PostForm.Get("subscription") != "" {
-			return store.Invalid("subscribedEventTypes", "choose at least one event type")
+			return c.settingsPage(w, r, http.StatusBadRequest, &settingsForm{Section: "webhook", URL: raw, Err: "Choose at least one event type."})
 		}
 		types = nil
 	}
 	v, err := c.store.SetWebhook(r.Context(), r.env, raw, types)
+	if form := refused(err, "webhook", raw, types); form != nil {
+		return c.settingsPage(w, r, wire.Status(err), form)
+	}
 	if err != nil {
 		return err
 	}
@@ -154,6 +188,9 @@ func (c *Console) SetCallback(w http.ResponseWriter, r *Request) error {
 		raw = strings.TrimSpace(r.PostForm.Get("url")) // a script's guess of the field's name
 	}
 	if err := c.store.SetCallbackURL(r.Context(), raw); err != nil {
+		if form := refused(err, "callback", raw, nil); form != nil {
+			return c.settingsPage(w, r, wire.Status(err), form)
+		}
 		return err
 	}
 	if err := c.record(r, r.env, "console.callback_configured", map[string]any{"url": raw}); err != nil {
@@ -266,11 +303,22 @@ func (c *Console) EditLevel(w http.ResponseWriter, r *Request) error {
 
 // Credentials serves GET /console/credentials.
 func (c *Console) Credentials(w http.ResponseWriter, r *Request) error {
+	return c.credentialsPage(w, r, http.StatusOK, &credentialForm{Environment: string(r.env), Role: store.RolePartner})
+}
+
+// credentialForm is the create form, shown again with the error and what
+// was chosen when refused.
+type credentialForm struct {
+	Environment, Role, Name, Err, ErrField string
+}
+
+func (c *Console) credentialsPage(w http.ResponseWriter, r *Request, status int, form *credentialForm) error {
 	cs, err := c.store.Credentials()
 	if err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "credentials", "API credentials", "settings", map[string]any{"Items": cs})
+	return c.render(w, r, status, "credentials", "API credentials", "settings", map[string]any{"Items": cs, "Form": form,
+		"Roles": []string{store.RolePartner, store.RoleAdmin}})
 }
 
 // CreateCredential serves POST /console/credentials; the secret is shown
@@ -283,6 +331,10 @@ func (c *Console) CreateCredential(w http.ResponseWriter, r *Request) error {
 		env = r.env // the environment the console shows
 	}
 	cred, secret, err := c.store.CreateCredential(env, f.Get("role"), strings.TrimSpace(f.Get("name")))
+	if e := store.AsError(err); err != nil && e.Code == store.EINVALID {
+		return c.credentialsPage(w, r, wire.Status(err), &credentialForm{Environment: string(env), Role: f.Get("role"),
+			Name: f.Get("name"), Err: e.Message, ErrField: e.Field})
+	}
 	if err != nil {
 		return err
 	}
