@@ -110,7 +110,7 @@ func TestConsoleLogin(t *testing.T) {
 	// Another browser without the cookie is sent to the login page.
 	r = in.browser().get("/console/applicants")
 	expectStatus(t, "applicants without a session", r, http.StatusSeeOther)
-	if loc := r.Header.Get("Location"); loc != "/console/login" {
+	if loc := r.Header.Get("Location"); loc != "/console/login?next=%2Fconsole%2Fapplicants" {
 		t.Fatalf("redirect to %q", loc)
 	}
 
@@ -569,7 +569,7 @@ func TestConsolePostWithoutSession(t *testing.T) {
 	// A GET without a session still goes to the login page.
 	r := b.get("/console/applicants")
 	expectStatus(t, "GET without a session", r, http.StatusSeeOther)
-	if loc := r.Header.Get("Location"); loc != "/console/login" {
+	if loc := r.Header.Get("Location"); !strings.HasPrefix(loc, "/console/login?next=") {
 		t.Fatalf("GET without a session redirects to %q", loc)
 	}
 }
@@ -924,5 +924,37 @@ func TestConsoleRefusedFormsKeepTheirValues(t *testing.T) {
 	// A webhook page with no URL yet still ticks every box.
 	if page := b.page("/console/settings"); !strings.Contains(page, `value="balance.updated" checked`) {
 		t.Error("the settings page ticks no box before a URL is set")
+	}
+}
+
+// TestConsoleLoginReturnsToThePageAsked: a page opened without a session
+// sends the browser to the login page and, once logged in, back to it;
+// a next that is not a console page of this site goes home.
+func TestConsoleLoginReturnsToThePageAsked(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
+		t.Fatal(err)
+	}
+	b := in.browser()
+	r := b.get("/console/deliveries?status=dead")
+	expectStatus(t, "a page without a session", r, http.StatusSeeOther)
+	loc := r.Header.Get("Location")
+	if loc != "/console/login?next="+url.QueryEscape("/console/deliveries?status=dead") {
+		t.Fatalf("sent to %q", loc)
+	}
+	b.page(loc, `name="next" value="/console/deliveries?status=dead"`)
+	r = b.submit("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}, "next": {"/console/deliveries?status=dead"}})
+	expectStatus(t, "login", r, http.StatusSeeOther)
+	if got := r.Header.Get("Location"); got != "/console/deliveries?status=dead" {
+		t.Errorf("after login: %q", got)
+	}
+	for _, next := range []string{"https://evil.example/console", "//evil.example/console", "/\\evil.example", "/v1/applicants", "/console/login?next=x", ""} {
+		b := in.browser()
+		b.page("/console/login")
+		r := b.submit("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}, "next": {next}})
+		if got := r.Header.Get("Location"); got != "/console" {
+			t.Errorf("next %q: sent to %q, want /console", next, got)
+		}
 	}
 }

@@ -107,7 +107,7 @@ func (c *Console) Page(h Handler) httprouter.Handle {
 				c.fail(w, cr, errCSRF())
 				return
 			}
-			http.Redirect(w, r, "/console/login", http.StatusSeeOther)
+			http.Redirect(w, r, "/console/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
 		}
 		if err == nil {

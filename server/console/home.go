@@ -52,21 +52,34 @@ func (c *Console) ToHome(w http.ResponseWriter, r *Request) error {
 
 // LoginPage serves GET /console/login.
 func (c *Console) LoginPage(w http.ResponseWriter, r *Request) error {
+	next := loginNext(r.URL.Query().Get("next"))
 	if ck, err := r.Cookie(consoleCookie); err == nil {
 		if _, err := c.store.ConsoleSessionByID(ck.Value); err == nil {
-			return redirect(w, r, "/console", "")
+			return redirect(w, r, next, "")
 		}
 	}
-	return c.renderLogin(w, r, http.StatusOK, "", "")
+	return c.renderLogin(w, r, http.StatusOK, "", "", next)
 }
 
-func (c *Console) renderLogin(w http.ResponseWriter, r *Request, status int, msg, name string) error {
+// loginNext is the console page to go to after logging in: next, the page
+// that sent the browser to the login page, when it is a console page of
+// this site; else the home page.
+func loginNext(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || next == "" || u.Scheme != "" || u.Host != "" || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") ||
+		!(u.Path == "/console" || strings.HasPrefix(u.Path, "/console/")) || strings.HasPrefix(u.Path, "/console/login") {
+		return "/console"
+	}
+	return next
+}
+
+func (c *Console) renderLogin(w http.ResponseWriter, r *Request, status int, msg, name, next string) error {
 	set, err := c.store.ConsolePasswordSet()
 	if err != nil {
 		return err
 	}
 	r.sess = store.ConsoleSession{CSRF: c.loginToken(w, r.Request)}
-	return c.render(w, r, status, "login", "Log in", "", map[string]any{"PasswordSet": set, "Error": msg, "Name": name})
+	return c.render(w, r, status, "login", "Log in", "", map[string]any{"PasswordSet": set, "Error": msg, "Name": name, "Next": next})
 }
 
 // Login serves POST /console/login.
@@ -78,19 +91,20 @@ func (c *Console) Login(w http.ResponseWriter, r *Request) error {
 		return errCSRF()
 	}
 	name := strings.ToLower(strings.TrimSpace(r.PostForm.Get("name")))
+	next := loginNext(r.PostForm.Get("next"))
 	sess, err := c.store.ConsoleLogin(name, r.PostForm.Get("password"), clientAddr(r.Request))
 	switch store.ErrorCode(err) {
 	case "":
 	case store.EUNAUTHORIZED:
-		return c.renderLogin(w, r, wire.Status(err), "The name or the password is not correct.", name)
+		return c.renderLogin(w, r, wire.Status(err), "The name or the password is not correct.", name, next)
 	case store.ECONFLICT:
-		return c.renderLogin(w, r, wire.Status(err), "No console operator exists yet.", name)
+		return c.renderLogin(w, r, wire.Status(err), "No console operator exists yet.", name, next)
 	default:
 		return err
 	}
 	http.SetCookie(w, c.cookie(consoleCookie, sess.ID, int(store.ConsoleSessionTTL.Seconds())))
 	http.SetCookie(w, c.cookie(consoleLoginCookie, "", -1))
-	return redirect(w, r, "/console", "")
+	return redirect(w, r, next, "")
 }
 
 // Logout serves POST /console/logout.
