@@ -138,6 +138,11 @@ func (a *app) withStore(f configFlags, mustExist bool, fn func(st *store.Store, 
 	if err != nil {
 		return err
 	}
+	return useStore(cfg, logger, fn)
+}
+
+// useStore opens the db of cfg, runs fn and closes the db.
+func useStore(cfg Config, logger *slog.Logger, fn func(st *store.Store, cfg Config) error) (err error) {
 	st, err := store.Open(cfg.DB, store.Options{Logger: logger})
 	if err != nil {
 		return err

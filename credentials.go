@@ -70,17 +70,17 @@ func newCredentialsListCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "KEY\tENVIRONMENT\tROLE\tNAME\tCREATED\tREVOKED")
-			cfg, _, err := a.config(f, false)
+			cfg, logger, err := a.config(f, false)
 			if err != nil {
 				return err
 			}
 			if _, err := os.Stat(cfg.DB); errors.Is(err, fs.ErrNotExist) {
 				// No db, no credentials; none is created, and the
 				// operator is told which path was read (a typo?).
-				fmt.Fprintf(a.stderr, "complybox: the db file %s does not exist: no credentials\n", cfg.DB)
+				fmt.Fprintf(cmd.ErrOrStderr(), "complybox: the db file %s does not exist: no credentials\n", cfg.DB)
 				return w.Flush()
 			}
-			return a.withStore(f, true, func(st *store.Store, _ Config) error {
+			return useStore(cfg, logger, func(st *store.Store, _ Config) error {
 				creds, err := st.Credentials()
 				if err != nil {
 					return err

@@ -949,7 +949,8 @@ func TestConsoleLoginReturnsToThePageAsked(t *testing.T) {
 	if got := r.Header.Get("Location"); got != "/console/deliveries?status=dead" {
 		t.Errorf("after login: %q", got)
 	}
-	for _, next := range []string{"https://evil.example/console", "//evil.example/console", "/\\evil.example", "/v1/applicants", "/console/login?next=x", ""} {
+	for _, next := range []string{"https://evil.example/console", "//evil.example/console", "/\\evil.example", "/v1/applicants", "/console/login?next=x", "",
+		"/console/../v1/applicants", "/console/%2e%2e/v1/applicants", "/console/./../metrics"} {
 		b := in.browser()
 		b.page("/console/login")
 		r := b.submit("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}, "next": {next}})

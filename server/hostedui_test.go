@@ -1156,6 +1156,15 @@ func TestSDKPageFormBodies(t *testing.T) {
 		t.Errorf("Content-Type %q, want a page", ct)
 	}
 	wantHTML(t, r, `The upload is too large\.`)
+	// The other forms keep the 1 MiB limit of every body, refused before
+	// any handler: submit does not run.
+	for _, form := range []string{"personal-info", "submit"} {
+		r := in.sdkSend("POST", "/sdk/"+token+"/"+form, bytes.Repeat([]byte("a"), 2<<20), "application/x-www-form-urlencoded")
+		wantStatusCode(t, r, 413, "oversize "+form+" form")
+	}
+	if st := in.status("big1"); st["reviewStatus"] != "pending" {
+		t.Errorf("an oversize submit changed the applicant: %v", st["reviewStatus"])
+	}
 	// The API's JSON, or multipart junk, posted to a form that takes
 	// url-encoded fields is refused, not taken as an empty form.
 	for _, ct := range []string{"multipart/form-data; boundary=x", "application/json"} {

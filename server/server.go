@@ -117,9 +117,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > limit && !hostedPagePost(r) {
 		s.routeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	} else {
-		// A form post of the hosted UI's pages reads its body up to the
-		// limit, so that its page can say in the applicant's language
-		// what was too large: a browser shows a JSON error as text.
+		// The hosted UI's upload form reads its body up to the limit, so
+		// that its page can say in the applicant's language what was too
+		// large: a browser shows a JSON error as text.
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		s.router.ServeHTTP(rec, r)
 	}
@@ -149,10 +149,11 @@ func (s *Server) routeError(w http.ResponseWriter, r *http.Request, err error) {
 	s.writeError(w, r, err)
 }
 
-// hostedPagePost reports whether r is a form post of the hosted UI's pages
-// (/sdk/{token}/…), whose errors are pages.
+// hostedPagePost reports whether r is the upload form post of the hosted
+// UI's pages (/sdk/{token}/documents), whose errors are pages: it reads its
+// body up to the limit to say so in the applicant's language.
 func hostedPagePost(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk/")
+	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk/") && strings.HasSuffix(r.URL.Path, "/documents")
 }
 
 // imageUpload reports whether r is a POST to a route with the 25 MiB limit.

@@ -131,7 +131,16 @@ func Open(path string, opt Options) (_ *Store, err error) {
 			db.Close() // a no-op when closed already; else its lock stays held
 		}
 	}()
-	defer damaged(path, &err)
+	defer func() {
+		// bbolt panics on a damaged file (and, with SetPanicOnFault,
+		// faults reading past the end of a truncated one), but so would
+		// a bug of the upgrade below: the message says both, and the
+		// stack is logged at debug level.
+		if p := recover(); p != nil {
+			opt.Logger.Debug("open: panic", "path", path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("open %s: %v: the file may be damaged (restore it from a backup), or this is a bug (log level debug shows its stack)", path, p)
+		}
+	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	if opt.Now == nil {
 		opt.Now = time.Now

@@ -65,12 +65,30 @@ func (c *Console) LoginPage(w http.ResponseWriter, r *Request) error {
 // that sent the browser to the login page, when it is a console page of
 // this site; else the home page.
 func loginNext(next string) string {
-	u, err := url.Parse(next)
-	if err != nil || next == "" || u.Scheme != "" || u.Host != "" || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") ||
-		!(u.Path == "/console" || strings.HasPrefix(u.Path, "/console/")) || strings.HasPrefix(u.Path, "/console/login") {
+	u, ok := consolePage(next)
+	if !ok || strings.HasPrefix(u.Path, "/console/login") {
 		return "/console"
 	}
-	return next
+	return u.String()
+}
+
+// consolePage parses raw as a page of this console: a path (and query)
+// whose dot segments resolve under /console, with the path cleaned. ok is
+// false for anything else: another host, //host, a backslash or line
+// break, an API path.
+func consolePage(raw string) (*url.URL, bool) {
+	if strings.ContainsAny(raw, "\\\r\n") || strings.HasPrefix(raw, "//") {
+		return nil, false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+		return nil, false
+	}
+	u.Path, u.RawPath = path.Clean(u.Path), ""
+	if u.Path != "/console" && !strings.HasPrefix(u.Path, "/console/") {
+		return nil, false
+	}
+	return u, true
 }
 
 func (c *Console) renderLogin(w http.ResponseWriter, r *Request, status int, msg, name, next string) error {
@@ -129,17 +147,11 @@ func (c *Console) SwitchEnv(w http.ResponseWriter, r *Request) error {
 // back names, a detail page's list (a record of one environment does not
 // exist in the other), and /console for anything else.
 func consoleBack(back string) string {
-	if strings.ContainsAny(back, "\\\r\n") {
+	u, ok := consolePage(back)
+	if !ok {
 		return "/console"
 	}
-	u, err := url.Parse(back)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
-		return "/console"
-	}
-	clean := path.Clean(u.Path)
-	if clean != "/console" && !strings.HasPrefix(clean, "/console/") {
-		return "/console"
-	}
+	clean := u.Path
 	if parts := strings.Split(clean, "/"); len(parts) > 3 {
 		return strings.Join(parts[:3], "/")
 	}

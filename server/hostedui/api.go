@@ -44,10 +44,12 @@ func (ui *UI) API(h Handler) httprouter.Handle {
 		case store.EGONE, store.EUNAUTHORIZED:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="complybox-sdk"`)
 			err = &store.Error{Code: store.EUNAUTHORIZED, Reason: e.Reason, Message: e.Message}
-		case store.EINTERNAL, store.ERATELIMIT:
+		case store.EINTERNAL, store.ERATELIMIT, store.EUNAVAILABLE:
 		default:
 			// Each call is an sdk history event (SPEC §3.8), a refused
 			// one too; its answer stands whether that entry is written.
+			// A call shed for load (429, 503) or failed by the server
+			// writes nothing more.
 			if rerr := ui.store.SDKRefused(token, r.Method+" "+r.URL.Path, err); rerr != nil {
 				ui.log.Error("hosted UI: recording a refused call", "err", rerr)
 			}

@@ -121,6 +121,10 @@ func (ui *UI) openForm(w http.ResponseWriter, r *http.Request, token, step strin
 	// as no fields at all and pass for an empty form.
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err := r.ParseForm(); err != nil || mt != "application/x-www-form-urlencoded" {
+		if e := wire.TooLarge(err); e != nil {
+			ui.formError(w, r, token, step, e, nil)
+			return st, false
+		}
 		ui.formError(w, r, token, step, store.Invalid("body", "malformed form"), nil)
 		return st, false
 	}

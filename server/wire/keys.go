@@ -11,11 +11,14 @@ import (
 )
 
 // checkKeys refuses what encoding/json would let pass silently in a body
-// it decoded into a value of type t: a member name that matches a field
-// only when case is ignored ("AMOUNT" for "amount", which json.Unmarshal
-// takes as amount), and a name repeated in one object (json.Unmarshal keeps
-// the last value). Either is EINVALID naming the member. b must be valid
-// JSON: checkKeys runs after a decode succeeded.
+// it decoded into a value of type t: a member name that matches a struct
+// field only when case is ignored ("AMOUNT" for "amount", which
+// json.Unmarshal takes as amount), and a field given twice in one object
+// (json.Unmarshal keeps the last value). Either is EINVALID naming the
+// member. Members that name no field, and the members of maps and of
+// values decoded by rules of their own, are not compared: they are
+// ignored or dropped as before, whatever they hold. b must be valid JSON:
+// checkKeys runs after a decode succeeded.
 func checkKeys(b []byte, t reflect.Type) error {
 	k := keyWalk{b: b}
 	return k.value(t, "")
@@ -51,11 +54,6 @@ func (k *keyWalk) ended(path string) {
 		k.found = path
 	}
 }
-
-// maxSeenList is how many members of one object are compared one by one
-// for repeats; past it they go in a map, so that a body of many members
-// costs linear time.
-const maxSeenList = 32
 
 // field is a struct field as encoding/json names it.
 type field struct {
@@ -175,9 +173,8 @@ func (k *keyWalk) object(t reflect.Type, path string) error {
 	} else if t != nil && t.Kind() == reflect.Map {
 		elem = t.Elem()
 	}
-	var seenList [8][]byte
-	seen := seenList[:0]
-	var seenSet map[string]bool // past maxSeenList members
+	var seenList [16][]byte
+	seen := seenList[:0] // the fields named so far
 	for {
 		k.space()
 		if k.i >= len(k.b) || k.b[k.i] == '}' {
@@ -185,31 +182,6 @@ func (k *keyWalk) object(t reflect.Type, path string) error {
 			return nil
 		}
 		name := k.str()
-		if seenSet == nil && len(seen) == maxSeenList {
-			seenSet = make(map[string]bool, 2*maxSeenList)
-			for _, s := range seen {
-				seenSet[string(s)] = true
-			}
-		}
-		var twice bool
-		switch {
-		case k.locate:
-		case seenSet != nil:
-			twice = seenSet[string(name)]
-			seenSet[string(name)] = true
-		default:
-			for _, s := range seen {
-				if bytes.Equal(s, name) {
-					twice = true
-					break
-				}
-			}
-			seen = append(seen, name)
-		}
-		if twice {
-			m := member(path, name)
-			return store.Invalid(m, "%s is given twice", m)
-		}
 		vt := elem
 		if isStruct {
 			vt = nil
@@ -226,6 +198,17 @@ func (k *keyWalk) object(t reflect.Type, path string) error {
 						return store.Invalid(m, "%s is not a field: field names are case-sensitive (%s)", m, f.name)
 					}
 				}
+			} else if !k.locate {
+				// Only fields are compared: what names no field is
+				// ignored, repeated or not. A repeat is found at the
+				// latest after as many members as the struct has fields.
+				for _, s := range seen {
+					if bytes.Equal(s, name) {
+						m := member(path, name)
+						return store.Invalid(m, "%s is given twice", m)
+					}
+				}
+				seen = append(seen, name)
 			}
 		}
 		k.space()
