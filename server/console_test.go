@@ -880,6 +880,11 @@ func TestConsoleRouteErrorsArePages(t *testing.T) {
 			t.Errorf("%s: Content-Type %q, X-Frame-Options %q: want the console's page", c.what, ct, c.r.Header.Get("X-Frame-Options"))
 		}
 	}
+	// The operator keeps the navigation, in the environment shown.
+	expectStatus(t, "switch", b.submit("/console/env", url.Values{"env": {"production"}}), http.StatusSeeOther)
+	if r := b.get("/console/nothing"); !strings.Contains(string(r.Body), `href="/console/applicants"`) || !strings.Contains(string(r.Body), "<strong>production</strong>") {
+		t.Errorf("the 404 page of a logged-in operator lacks the navigation or the environment: %s", r.Body)
+	}
 	if r := b.get("/console/settings/webhook"); !strings.Contains(r.Header.Get("Allow"), "POST") {
 		t.Errorf("405 page without Allow: %q", r.Header.Get("Allow"))
 	}

@@ -197,7 +197,15 @@ func (c *Console) Open(h Handler) httprouter.Handle {
 // body over the limit. A browser shows the API's JSON error as text.
 func (c *Console) Error(w http.ResponseWriter, r *http.Request, err error) {
 	consoleHeaders(w)
-	c.fail(w, &Request{Request: r, env: store.Sandbox}, err)
+	cr := &Request{Request: r, env: store.Sandbox}
+	// A logged-in operator keeps the navigation and the environment; the
+	// session is only read (a POST's form and token are not).
+	if ck, cerr := r.Cookie(consoleCookie); cerr == nil {
+		if sess, serr := c.store.ConsoleSessionByID(ck.Value); serr == nil {
+			cr.sess, cr.env = sess, sess.Env
+		}
+	}
+	c.fail(w, cr, err)
 }
 
 func consoleHeaders(w http.ResponseWriter) {
