@@ -137,7 +137,9 @@ func Open(path string, opt Options) (_ *Store, err error) {
 		// a bug of the upgrade below: the message says both, and the
 		// stack is logged at debug level.
 		if p := recover(); p != nil {
-			opt.Logger.Debug("open: panic", "path", path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if opt.Logger != nil {
+				opt.Logger.Debug("open: panic", "path", path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			}
 			err = fmt.Errorf("open %s: %v: the file may be damaged (restore it from a backup), or this is a bug (log level debug shows its stack)", path, p)
 		}
 	}()

@@ -28,8 +28,9 @@ type settingsForm struct {
 	Types    []string // the event types ticked
 }
 
-// refused returns err's settingsForm for a client error, nil for any other.
-func refused(err error, section, url string, types []string) *settingsForm {
+// refusedSettings returns err's settingsForm for a client error, nil for
+// any other.
+func refusedSettings(err error, section, url string, types []string) *settingsForm {
 	e := store.AsError(err)
 	if e.Code != store.EINVALID && e.Code != store.ECONFLICT {
 		return nil
@@ -69,7 +70,8 @@ func (c *Console) settingsPage(w http.ResponseWriter, r *Request, status int, fo
 		"CustodyTypes": eventTypeNames(store.CustodyCatalog()), "KYCTypes": eventTypeNames(store.KYCCatalog())})
 }
 
-// secretShown renders the page that shows a new signing secret once.
+// secretShown ends a POST that made a signing secret: the page after it
+// shows the secret once (showOnce).
 func (c *Console) secretShown(w http.ResponseWriter, r *Request, title, what, secret string) error {
 	return c.showOnce(w, r, shownSecret{title: title, what: what, secret: secret})
 }
@@ -153,7 +155,7 @@ func (c *Console) SetWebhook(w http.ResponseWriter, r *Request) error {
 		types = nil
 	}
 	v, err := c.store.SetWebhook(r.Context(), r.env, raw, types)
-	if form := refused(err, "webhook", raw, types); form != nil {
+	if form := refusedSettings(err, "webhook", raw, types); form != nil {
 		return c.settingsPage(w, r, wire.Status(err), form)
 	}
 	if err != nil {
@@ -188,7 +190,7 @@ func (c *Console) SetCallback(w http.ResponseWriter, r *Request) error {
 		raw = strings.TrimSpace(r.PostForm.Get("url")) // a script's guess of the field's name
 	}
 	if err := c.store.SetCallbackURL(r.Context(), raw); err != nil {
-		if form := refused(err, "callback", raw, nil); form != nil {
+		if form := refusedSettings(err, "callback", raw, nil); form != nil {
 			return c.settingsPage(w, r, wire.Status(err), form)
 		}
 		return err

@@ -70,8 +70,8 @@ func Decode(r *http.Request, v any) error {
 }
 
 // DecodeBytes is Decode for a body already read. A member that names a
-// field of v only when case is ignored, and a member given twice in one
-// object, are EINVALID naming it (checkKeys).
+// struct field of v only when case is ignored, and a field given twice in
+// one object, are EINVALID naming it (checkKeys).
 func DecodeBytes(b []byte, v any) error {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {

@@ -160,8 +160,8 @@ func (k *keyWalk) scalar() {
 	}
 }
 
-// object walks the object at k.i, decoded into t: a struct's members must
-// name its fields exactly, and no object may repeat a member.
+// object walks the object at k.i, decoded into t: a member of a struct
+// that names a field must name it exactly, and only once.
 func (k *keyWalk) object(t reflect.Type, path string) error {
 	k.i++ // {
 	var fieldList [16]field
