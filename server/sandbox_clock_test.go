@@ -87,6 +87,7 @@ func TestSandboxClockReadAndMove(t *testing.T) {
 			{map[string]any{"to": "yesterday"}, "to"},
 			{map[string]any{"advanceBy": "1h", "to": ms(to.Add(48 * time.Hour))}, "to"},
 			{map[string]any{}, "advanceBy"},
+			{map[string]any{"to": "0001-01-01T00:00:00Z"}, "to"},
 		} {
 			r := in.expect(400, "POST", "/v1/sandbox/clock", c.body)
 			if code, f := errField(t, r); code != "validation_failed" || f != c.field {

@@ -92,7 +92,9 @@ func NewClockTarget(advanceBy *string, to *Time, now time.Time) (ClockTarget, er
 			return t, Invalid(t.Field, "advanceBy must be at most %s", MaxClockMove)
 		}
 		t.By = d
-	case to != nil && !to.IsZero():
+	case to != nil && to.IsZero():
+		return t, Invalid(t.Field, "to must be a timestamp after the sandbox clock's time, such as \"2026-11-21T05:17:44.123Z\"")
+	case to != nil:
 		t.To = to.Time
 		if t.To.Sub(now) > MaxClockMove {
 			return t, Invalid(t.Field, "to must be within %s of the sandbox clock", MaxClockMove)
