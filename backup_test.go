@@ -69,6 +69,16 @@ func TestBackupCommand(t *testing.T) {
 			t.Fatal("backup changed the db it copied")
 		}
 	})
+	t.Run("ErrEmptyFile", func(t *testing.T) {
+		empty := filepath.Join(t.TempDir(), "empty.db")
+		if err := os.WriteFile(empty, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := runCmd(t, "backup", "--db", empty, filepath.Join(t.TempDir(), "x.db"))
+		if r.code != 1 || !strings.Contains(r.stderr, "empty.db: the file is empty") {
+			t.Fatalf("backup of an empty file: exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
 	t.Run("ErrNoOut", func(t *testing.T) {
 		r := runCmd(t, "backup", "--db", db)
 		if r.code != 2 {

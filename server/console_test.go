@@ -955,7 +955,8 @@ func TestConsoleLoginReturnsToThePageAsked(t *testing.T) {
 		t.Errorf("after login: %q", got)
 	}
 	for _, next := range []string{"https://evil.example/console", "//evil.example/console", "/\\evil.example", "/v1/applicants", "/console/login?next=x", "",
-		"/console/../v1/applicants", "/console/%2e%2e/v1/applicants", "/console/./../metrics"} {
+		"/console/../v1/applicants", "/console/%2e%2e/v1/applicants", "/console/./../metrics", "/console/logout",
+		"/console/applicants?q=" + strings.Repeat("a", 3000)} {
 		b := in.browser()
 		b.page("/console/login")
 		r := b.submit("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}, "next": {next}})

@@ -763,6 +763,7 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 	r = in.sdkForm("/sdk/"+token+"/ubos", url.Values{"fullName": {"Ann Owner"}, "roles": {"ubo"}})
 	wantStatusCode(t, r, 400, "owner row of a person")
 	wantHTML(t, r, `Beneficial owners belong to a company&#39;s verification; this one is for a person\.`)
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}, "q.note": {strings.Repeat("a\r\n", 1000)}}), 303, "2,000 characters with line breaks")
 	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}, "q.note": {strings.Repeat("é", 2000)}}), 303, "answers")
 	r = in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{"pep":"maybe","source":"salary"}`)
 	wantStatusCode(t, r, 400, "bad boolean")
@@ -1084,6 +1085,18 @@ func TestSDKAuditHistory(t *testing.T) {
 	if got := refused("hist2"); len(got) != 1 || got[0]["code"] != "validation_failed" || got[0]["field"] != "email" {
 		t.Errorf("hist2 refused calls %v", got)
 	}
+	// The caller names the field: its entry keeps no more than 200 bytes
+	// of the name, however long.
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token2, `{"`+strings.Repeat("k", 100000)+`":"x"}`), 400, "a long unknown question")
+	got := refused("hist2")
+	if len(got) != 2 {
+		t.Fatalf("hist2 refused calls: %d, want 2", len(got))
+	}
+	for _, d := range got {
+		if f, _ := d["field"].(string); len(f) > 210 || f == "" {
+			t.Errorf("a refused call kept a field name of %d bytes", len(f))
+		}
+	}
 	if info := in.expect(200, "GET", "/v1/applicants/hist2", nil).m(t)["info"]; info != nil && info.(map[string]any)["phone"] != nil {
 		t.Errorf("a refused call kept part of its data: %v", info)
 	}
@@ -1162,14 +1175,42 @@ func TestSDKPageFormBodies(t *testing.T) {
 		r := in.sdkSend("POST", "/sdk/"+token+"/"+form, bytes.Repeat([]byte("a"), 2<<20), "application/x-www-form-urlencoded")
 		wantStatusCode(t, r, 413, "oversize "+form+" form")
 	}
+	// Sent chunked, with no Content-Length, the same: the body is read up
+	// to the limit before any handler (submit never reads its own).
+	for _, path := range []string{"/sdk/" + token + "/submit", "/api/v1/sdk/submit"} {
+		req, err := http.NewRequest("POST", in.URL+path, io.MultiReader(bytes.NewReader(bytes.Repeat([]byte("a"), 2<<20))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 413 || req.ContentLength != 0 {
+			t.Errorf("chunked oversize %s: %d (Content-Length %d), want 413", path, resp.StatusCode, req.ContentLength)
+		}
+	}
 	if st := in.status("big1"); st["reviewStatus"] != "pending" {
 		t.Errorf("an oversize submit changed the applicant: %v", st["reviewStatus"])
+	}
+	// A small chunked body still reaches its handler.
+	req, _ := http.NewRequest("POST", in.URL+"/api/v1/sdk/personal-info", io.MultiReader(strings.NewReader(`{"email":"big1@example.com"}`)))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("a small chunked body: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	// The API's JSON, or multipart junk, posted to a form that takes
 	// url-encoded fields is refused, not taken as an empty form.
 	for _, ct := range []string{"multipart/form-data; boundary=x", "application/json"} {
 		r := in.sdkSend("POST", "/sdk/"+token+"/personal-info", []byte(`junk`), ct)
 		wantStatusCode(t, r, 400, ct+" to the personal data form")
+		wantHTML(t, r, `The form could not be read\.`)
 	}
 	// The page API still answers JSON.
 	r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: make([]byte, 26<<20)})

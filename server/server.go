@@ -6,8 +6,10 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -114,6 +116,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = gz
 	}
 	rec := &statusRecorder{ResponseWriter: out, status: http.StatusOK, start: start}
+	if r.ContentLength < 0 && limit == bodyLimit && r.Body != nil && r.Body != http.NoBody {
+		// A body of unknown length (chunked) is read here, up to the
+		// limit, as one with a Content-Length is judged: a handler that
+		// never reads its body (submit, reset) would run past any size.
+		// Image uploads keep streaming; their handlers read the body.
+		b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		switch {
+		case err != nil:
+			s.routeError(rec, r, store.Invalid("body", "the request body could not be read: %v", err))
+			s.logRequest(r, rec, method, id, start)
+			return
+		case int64(len(b)) > limit:
+			r.ContentLength = int64(len(b))
+		default:
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		}
+	}
 	if r.ContentLength > limit && !hostedPagePost(r) {
 		s.routeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	} else {
@@ -123,6 +142,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		s.router.ServeHTTP(rec, r)
 	}
+	s.logRequest(r, rec, method, id, start)
+}
+
+// logRequest writes the access log line, the metrics and the request log
+// entry of a request answered.
+func (s *Server) logRequest(r *http.Request, rec *statusRecorder, method, id string, start time.Time) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
 		slog.String("method", method), slog.String("path", wire.RedactPath(r.URL.Path)), slog.Int("status", rec.status),
 		slog.Duration("duration", time.Since(start)), slog.String("requestId", id))

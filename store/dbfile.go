@@ -37,11 +37,17 @@ func BackupFile(path string, w io.Writer) (err error) {
 // openReadOnly opens an existing db file read-only. Returns ENOTFOUND when
 // it does not exist.
 func openReadOnly(path string) (*bolt.DB, error) {
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, NotFound("db", path)
 		}
 		return nil, err
+	}
+	if fi.Size() == 0 {
+		// bbolt would write a new db into it, which a read-only open
+		// cannot ("bad file descriptor").
+		return nil, fmt.Errorf("open %s: the file is empty, not a complybox db", path)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The hosted verification UI (SPEC §3.8) acts for the applicant with the
@@ -317,6 +318,22 @@ func (s *Store) SDKState(token string) (SDKState, error) {
 	})
 }
 
+// maxRefusedName bounds, in bytes, each name a refused call's entry keeps.
+const maxRefusedName = 200
+
+// clip cuts s to at most n bytes, at a character boundary, marking a cut
+// with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
 // SDKRefused records, as an internal sdk entry (sdk.call_refused), a
 // call of the page API that the session's token authorised but that was
 // refused (SPEC §3.8: each call is an sdk history event): call names it
@@ -325,9 +342,11 @@ func (s *Store) SDKState(token string) (SDKState, error) {
 // that no longer names a live session records nothing.
 func (s *Store) SDKRefused(token, call string, refusal error) error {
 	e := AsError(refusal)
-	details := map[string]any{"call": call, "code": e.Reason}
+	// A refused field's name is the caller's: kept to a length that
+	// says which one, so that a call cannot store a megabyte.
+	details := map[string]any{"call": clip(call, maxRefusedName), "code": clip(e.Reason, maxRefusedName)}
 	if e.Field != "" {
-		details["field"] = e.Field
+		details["field"] = clip(e.Field, maxRefusedName)
 	}
 	return s.update(func(t *txn) error {
 		x, a, _, err := t.sdkSession(token)

@@ -319,7 +319,9 @@ func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 			if json.Unmarshal(raw, &s) != nil || strings.TrimSpace(s) == "" {
 				return Invalid(f, "the answer to %q must be a non-empty text", q.ID)
 			}
-			if utf8.RuneCountInString(s) > MaxAnswerLength {
+			// A line break counts once, as a textarea's maxlength counts
+			// it, though a form sends it as CR LF.
+			if utf8.RuneCountInString(strings.ReplaceAll(s, "\r\n", "\n")) > MaxAnswerLength {
 				return Invalid(f, "the answer to %q must be at most %d characters", q.ID, MaxAnswerLength)
 			}
 		}

@@ -66,11 +66,15 @@ func (c *Console) LoginPage(w http.ResponseWriter, r *Request) error {
 // this site; else the home page.
 func loginNext(next string) string {
 	u, ok := consolePage(next)
-	if !ok || strings.HasPrefix(u.Path, "/console/login") {
+	if !ok || len(next) > maxNext || strings.HasPrefix(u.Path, "/console/login") || u.Path == "/console/logout" {
 		return "/console"
 	}
 	return u.String()
 }
+
+// maxNext bounds the page to return to after login: a console address
+// with its filters is far shorter.
+const maxNext = 2000
 
 // consolePage parses raw as a page of this console: a path (and query)
 // whose dot segments resolve under /console, with the path cleaned. ok is

@@ -27,6 +27,8 @@ func (p *sdkPage) plainError(e *store.Error) *sdkError {
 			return &sdkError{Title: p.T("error.conflict"), Message: p.T("err." + e.Reason)}
 		}
 		return &sdkError{Title: p.T("error.conflict"), Message: p.T("err.closed")}
+	case e.Field == "body":
+		return &sdkError{Title: p.T("err.title"), Message: p.T("err.form")} // the form itself, no field of it
 	case e.Field != "":
 		return &sdkError{Title: p.Tf("err.field", label), Message: p.T(fieldProblem(base, e.Message))}
 	case e.Reason == "not_a_company":
