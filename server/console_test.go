@@ -251,7 +251,9 @@ func TestConsolePages(t *testing.T) {
 		t.Fatal("a completed applicant shows the decision form")
 	}
 
-	b.page("/console/deliveries", did, "webhook.test")
+	var dl struct{ CreatedAt string }
+	in.expect(200, "GET", "/webhooks/deliveries/"+did, nil).json(t, &dl)
+	b.page("/console/deliveries", did, "webhook.test", shownTime(t, dl.CreatedAt))
 	b.page("/console/deliveries?status=delivered", did)
 	// The payload as sent, byte for byte (a copy must verify), beside a
 	// formatted view.
@@ -267,7 +269,7 @@ func TestConsolePages(t *testing.T) {
 	b.page("/console/vaults", "Treasury")
 	b.page("/console/vaults/"+vault, w.WalletID, w.DepositAddress, "<td>ETH</td><td>1.5</td><td>1.5</td><td>0</td>")
 	b.page("/console/wallets/"+w.WalletID, "1.5", txID)
-	b.page("/console/transactions", txID, "Deposit")
+	b.page("/console/transactions", txID, "Deposit", shownTime(t, txs[0].(map[string]any)["createdAt"].(string)))
 	b.page("/console/transactions/"+txID, txID, "Completed")
 
 	// A company shows its structure section (rows once it has any).
@@ -332,6 +334,18 @@ func TestConsoleDecision(t *testing.T) {
 	}
 	// A second decision conflicts.
 	expectStatus(t, "decide twice", b.submit("/console/applicants/manual-2/decision", url.Values{"reviewAnswer": {"GREEN"}}), http.StatusConflict)
+}
+
+// shownTime is how a console page shows the API's time iso: UTC text in
+// a <time> element, which the page's script turns into the operator's
+// own time zone.
+func shownTime(t testing.TB, iso string) string {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, iso)
+	if err != nil {
+		t.Fatalf("time %q: %v", iso, err)
+	}
+	return `<time datetime="` + iso + `">` + at.UTC().Format("2006-01-02 15:04:05") + " UTC</time>"
 }
 
 func toStrings(v any) []string {
