@@ -595,6 +595,9 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 	if err != nil || replayed {
 		return out, nil, err
 	}
+	if s.beforeApply != nil {
+		s.beforeApply()
+	}
 	var rec []byte
 	err = s.updateIn(env, func(t *txn) error {
 		rec = nil

@@ -237,6 +237,81 @@ func TestWithdrawalAnnouncesBalance(t *testing.T) {
 	}
 }
 
+// TestDraftedEventsStayInOrder: a withdrawal drafted before another one of
+// the same wallet is written, and written after it, does not carry an older
+// timestamp than the events stored before its own: receivers put an
+// entity's events in order by timestamp (seed 2: "receivers compare
+// previousStatus, status and timestamp"). Its createdAt stays the time its
+// request was taken in.
+func TestDraftedEventsStayInOrder(t *testing.T) {
+	s, clock := mustOpen(t, "", store.Options{})
+	env := store.Sandbox
+	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	vault, wallets := vaultOfWallets(t, s, env, 1)
+	fund, err := s.CreateDeposit(env, store.DepositInput{WalletID: &wallets[0], Amount: ptr("2")}, store.Idem{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := s.AdvanceTransaction(env, fund.TransactionID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withdraw := func() store.Transaction {
+		t.Helper()
+		x, err := s.CreateTransaction(env, store.TransactionInput{Type: ptr(store.TxWithdrawal), SourceWalletID: &wallets[0],
+			DestinationAddress: ptr("0xabc"), Amount: ptr("0.1")}, store.Idem{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	drafted := clock.Now()
+	var between store.Transaction
+	store.BeforeApply(s, func() {
+		store.BeforeApply(s, nil)
+		clock.Advance(2 * time.Second)
+		between = withdraw()
+	})
+	late := withdraw()
+	if !late.CreatedAt.Time.Equal(drafted) || !between.CreatedAt.Time.Equal(drafted.Add(2*time.Second)) {
+		t.Fatalf("createdAt %s and %s, want %s and 2 s later", late.CreatedAt, between.CreatedAt, drafted.Format(time.RFC3339Nano))
+	}
+
+	// Every event of the environment, in the order stored (the deliveries
+	// list is newest first).
+	list, _, err := s.Deliveries(env, store.DeliveryFilter{}, store.Page{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	stamps := map[string]string{} // entityId|eventType of the two withdrawals -> timestamp
+	for i := len(list) - 1; i >= 0; i-- {
+		d, err := s.Delivery(env, list[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev envelope
+		if err := json.Unmarshal([]byte(d.Payload), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Timestamp < last {
+			t.Errorf("%s of %s at %s, after an event at %s", ev.EventType, ev.EntityID, ev.Timestamp, last)
+		}
+		last = ev.Timestamp
+		stamps[ev.EntityID+"|"+ev.EventType] = ev.Timestamp
+	}
+	now := clock.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	if got := stamps[late.TransactionID+"|transaction.created"]; got != now {
+		t.Errorf("the late withdrawal's transaction.created at %q, want its write's time %s", got, now)
+	}
+	if got := stamps[vault+":"+late.AssetID+"|balance.updated"]; got != now {
+		t.Errorf("the wallet's last balance.updated at %q, want %s", got, now)
+	}
+}
+
 // envelope is a webhook event's envelope as a receiver reads it.
 type envelope struct {
 	ID, EventType, EntityType, EntityID, Timestamp string

@@ -91,7 +91,8 @@ func (s *Store) ConsoleSessions() int {
 func ShortCodeFrom(r io.Reader) (string, error) { return shortCodeFrom(r) }
 
 // BeforeApply sets a hook that Verify and AddDocument call between
-// decoding the images and the transaction that stores them.
+// decoding the images and the transaction that stores them, and that the
+// creation of a transaction calls between its draft and its write.
 func BeforeApply(s *Store, fn func()) { s.beforeApply = fn }
 
 // FailCommits makes every commit call fault first and fail with its error,

@@ -138,15 +138,18 @@ func (d balanceData) appendJSON(b []byte) []byte {
 	return o.end()
 }
 
-// appendEnvelope appends the envelope of an event whose data is encoded.
-func appendEnvelope(b []byte, id, eventType, entityType, entityID string, ts Time, data []byte) []byte {
+// appendEnvelope appends the envelope of an event whose data is encoded,
+// and returns where in it the timestamp's value starts (Event.restamp).
+func appendEnvelope(b []byte, id, eventType, entityType, entityID string, ts Time, data []byte) (envelope []byte, stampAt int) {
 	var o jsonObject
 	o.start(b)
 	o.str("id", id)
 	o.str("eventType", eventType)
 	o.str("entityType", entityType)
 	o.str("entityId", entityID)
-	o.time("timestamp", ts)
+	o.key("timestamp")
+	stampAt = len(o.b)
+	o.b = appendJSONTime(o.b, ts)
 	o.raw("data", data)
-	return o.end()
+	return o.end(), stampAt
 }

@@ -94,3 +94,23 @@ func TestEventEnvelopeAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestRestamp: a restamped event's envelope is the envelope newEvent makes
+// of the new time, whether the time's text keeps its length (in place) or
+// not (a year past 9999), and whatever its names hold.
+func TestRestamp(t *testing.T) {
+	from := At(time.Date(2026, 11, 26, 1, 2, 3, 4e6, time.UTC))
+	for _, at := range []Time{At(from.Add(1500 * time.Millisecond)), At(time.Date(10001, 1, 2, 3, 4, 5, 6e6, time.UTC))} {
+		for _, name := range jsonSamples {
+			ev, err := newEvent("balance.updated", "balance", name+`","timestamp":"x`, from.Time, balanceData{VaultAccountID: name, AssetID: "a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := appendEnvelope(nil, ev.ID, ev.EventType, ev.EntityType, ev.EntityID, at, []byte(`{"vaultAccountId":`+string(appendJSONString(nil, name))+`,"assetId":"a"}`))
+			ev.restamp(at)
+			if !bytes.Equal(ev.Payload, want) || ev.Timestamp != at {
+				t.Errorf("restamped to %s:\n%s\nwant\n%s", at, ev.Payload, want)
+			}
+		}
+	}
+}

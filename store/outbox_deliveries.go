@@ -32,6 +32,8 @@ type Event struct {
 	EntityID   string
 	Timestamp  Time
 	Payload    []byte
+
+	stampAt int // where Payload's timestamp value starts (restamp)
 }
 
 // DeliverySummary is a delivery as lists show it.
@@ -188,6 +190,39 @@ func (t *txn) putEvent(env Env, eventType, entityType, entityID string, data any
 	return t.storeEvent(env, ev)
 }
 
+// restamp makes at ev's timestamp, in its envelope too.
+func (ev *Event) restamp(at Time) {
+	p := ev.Payload
+	var buf [2][40]byte // a timestamp's text fits: no allocation in the write transaction
+	old := len(appendJSONTime(buf[0][:0], ev.Timestamp))
+	stamp := appendJSONTime(buf[1][:0], at)
+	if len(stamp) == old {
+		copy(p[ev.stampAt:], stamp)
+	} else {
+		p = append(append(append(make([]byte, 0, len(p)+len(stamp)-old), p[:ev.stampAt]...), stamp...), p[ev.stampAt+old:]...)
+	}
+	ev.Payload, ev.Timestamp = p, at
+}
+
+// emitted is the timestamp of the last event stored in each environment
+// (storeEvent). Only write transactions read and write it, one at a time.
+type emitted struct{ sandbox, production Time }
+
+func (e *emitted) last(env Env) Time {
+	if env == Sandbox {
+		return e.sandbox
+	}
+	return e.production
+}
+
+func (e *emitted) note(env Env, at Time) {
+	if env == Sandbox {
+		e.sandbox = at
+	} else {
+		e.production = at
+	}
+}
+
 // newEvent mints an event of time at and encodes its envelope: the bytes
 // every delivery of it sends, fixed from now on.
 func newEvent(eventType, entityType, entityID string, at time.Time, data any) (Event, error) {
@@ -201,13 +236,28 @@ func newEvent(eventType, entityType, entityID string, at time.Time, data any) (E
 			return Event{}, err
 		}
 	}
-	ev.Payload = appendEnvelope(make([]byte, 0, len(raw)+256), ev.ID, eventType, entityType, entityID, ev.Timestamp, raw)
+	ev.Payload, ev.stampAt = appendEnvelope(make([]byte, 0, len(raw)+256), ev.ID, eventType, entityType, entityID, ev.Timestamp, raw)
 	return ev, nil
 }
 
 // storeEvent stores ev's envelope under the next sequence of the events
-// bucket and returns ev with that sequence.
+// bucket and returns ev with that sequence. An event's timestamp, its time
+// of emission, never goes back from the event stored before it in env:
+// receivers put one entity's events in order by it (seed: "receivers
+// compare previousStatus, status and timestamp"). An event encoded before
+// its write transaction (a transaction's draft) can be older than one a
+// concurrent operation stored meanwhile; it is stamped with this
+// operation's time instead.
 func (t *txn) storeEvent(env Env, ev Event) (Event, error) {
+	last := t.s.emitted.last(env)
+	if ev.Timestamp.Before(last.Time) {
+		at := At(t.now)
+		if at.Before(last.Time) {
+			at = last // the wall clock stepped back
+		}
+		ev.restamp(at)
+	}
+	t.s.emitted.note(env, ev.Timestamp)
 	b := t.env(env, "events")
 	var err error
 	if ev.Seq, err = b.NextSequence(); err != nil {

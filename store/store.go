@@ -104,13 +104,15 @@ type Store struct {
 	listDecodes atomic.Int64        // records decoded by lists; tests read it (export_test.go)
 	decodes     *imagecheck.Limiter // bounds the memory of concurrent image decodes
 
-	beforeApply func() // tests: runs between an upload's checks and its write (export_test.go)
+	beforeApply func() // tests: runs between an operation's reads and its write: an upload's checks, a transaction's draft (export_test.go)
 
 	stats stats // what operations read, for tests that bound it
 
 	folder folder // the background fold of the filter index logs (list_filter_log.go)
 
 	followed followed // entity queues with a first attempt behind their head (schedule.go)
+
+	emitted emitted // the last event's timestamp per environment (storeEvent)
 }
 
 // stats counts records read where a test must prove a bound without timing.
