@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/complybox/complybox/store"
 	"github.com/complybox/complybox/store/imagecheck"
 )
 
@@ -183,6 +184,17 @@ func TestKYCOpenAPI(t *testing.T) {
 	}
 	if _, ok := doc.Components.Schemas["Applicant"]; !ok {
 		t.Errorf("openapi: no Applicant schema")
+	}
+	// ubos[] on create (SPEC §3.6) is in the create schema, with the
+	// bound the store enforces (it was once missing).
+	create, _ := json.Marshal(doc.Components.Schemas["ApplicantCreate"])
+	var cs struct {
+		AllOf []struct {
+			Properties map[string]struct{ MaxItems int }
+		}
+	}
+	if err := json.Unmarshal(create, &cs); err != nil || len(cs.AllOf) != 2 || cs.AllOf[1].Properties["ubos"].MaxItems != store.MaxUbos {
+		t.Errorf("openapi: ApplicantCreate does not take ubos[] of at most %d rows: %s", store.MaxUbos, create)
 	}
 	// The image limit it states is the one enforced (it once said 50).
 	body := string(doRequest(t, "GET", in.URL+"/openapi.json", nil).Body)
