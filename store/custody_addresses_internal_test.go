@@ -35,8 +35,14 @@ func TestAddressEncodingsMatchPublishedVectors(t *testing.T) {
 func TestNewAddressesDecode(t *testing.T) {
 	t.Parallel()
 	for range 200 {
-		if a := newAddress(NetworkBitcoin); !validSegwitV0(a) {
+		if a := newAddress(NetworkBitcoin); !validSegwitV0(a, "bc") {
 			t.Fatalf("bitcoin address %s: bad bech32", a)
+		}
+		if a := newAddress(NetworkLitecoin); !validSegwitV0(a, "ltc") {
+			t.Fatalf("litecoin address %s: bad bech32", a)
+		}
+		if h := newTxHash(NetworkLitecoin); len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+			t.Fatalf("litecoin transaction hash %s", h)
 		}
 		a := newAddress(NetworkRipple)
 		b, ok := unbase58(a, rippleBase58)
@@ -55,11 +61,11 @@ func TestNewAddressesDecode(t *testing.T) {
 	}
 }
 
-// validSegwitV0 decodes a bc1 address as BIP-173 does: checksum, version
-// 0, a 20-byte program.
-func validSegwitV0(a string) bool {
+// validSegwitV0 decodes a segwit address of prefix want (bc, ltc) as
+// BIP-173 does: checksum, version 0, a 20-byte program.
+func validSegwitV0(a, want string) bool {
 	hrp, data, ok := strings.Cut(a, "1")
-	if !ok || hrp != "bc" || len(data) < 7 {
+	if !ok || hrp != want || len(data) < 7 {
 		return false
 	}
 	values := hrpExpand(hrp)

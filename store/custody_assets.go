@@ -18,12 +18,15 @@ type Asset struct {
 	NetworkFee string `json:"networkFee" toml:"network_fee"` // decimal string, in the asset
 }
 
-// Networks of the built-in assets.
+// Networks of the built-in assets, and litecoin, whose addresses and
+// transaction hashes complybox also mints in their own form (newAddress);
+// any other network of a config asset gets Ethereum's (0x…).
 const (
 	NetworkBitcoin  = "bitcoin"
 	NetworkEthereum = "ethereum"
 	NetworkRipple   = "ripple"
 	NetworkSolana   = "solana"
+	NetworkLitecoin = "litecoin"
 )
 
 // BuiltinAssets is the built-in catalog, without ids (those are minted once

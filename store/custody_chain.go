@@ -216,7 +216,7 @@ func (s *Store) moveTransaction(env Env, id string, to func(Transaction) (status
 func newTxHash(network string) string {
 	h := hex.EncodeToString(randomBytes(32))
 	switch network {
-	case NetworkBitcoin:
+	case NetworkBitcoin, NetworkLitecoin:
 		return h
 	case NetworkRipple:
 		return strings.ToUpper(h)

@@ -200,6 +200,8 @@ func newAddress(network string) string {
 	switch network {
 	case NetworkBitcoin:
 		return segwitV0Address("bc", randomBytes(20))
+	case NetworkLitecoin:
+		return segwitV0Address("ltc", randomBytes(20))
 	case NetworkSolana:
 		return base58(randomBytes(32), base58Chars)
 	case NetworkRipple:
