@@ -616,7 +616,8 @@ func TestUboValidation(t *testing.T) {
 			}
 		}
 		// ubos[] on an individual is dropped like any field it does not collect.
-		p := in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "p2", "ubos": []map[string]any{{"fullName": "A"}}}).m(t)
+		p := in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "p2", "ubos": []map[string]any{{"fullName": "A"}}},
+			beyondContract, droppedField).m(t)
 		if _, has := p["ubos"]; has {
 			t.Errorf("individual with rows: %v", p)
 		}
