@@ -259,7 +259,7 @@ func TestConsolePages(t *testing.T) {
 	// formatted view.
 	var dv struct{ Payload string }
 	in.expect(200, "GET", "/webhooks/deliveries/"+did, nil).json(t, &dv)
-	b.page("/console/deliveries/"+did, "Attempts", "This is a test event from complybox.", dv.Payload)
+	b.page("/console/deliveries/"+did, "Attempts", "This is a test event from complybox.", dv.Payload, shownTime(t, dl.CreatedAt))
 	b.page("/console/deliveries?eventType=webhook.test", did)
 	expectStatus(t, "unknown eventType", b.get("/console/deliveries?eventType=bogus"), http.StatusBadRequest)
 	b.page("/console/settings", rc.URL, "transaction.status.updated", "KYC callback")
@@ -270,7 +270,7 @@ func TestConsolePages(t *testing.T) {
 	b.page("/console/vaults/"+vault, w.WalletID, w.DepositAddress, "<td>ETH</td><td>1.5</td><td>1.5</td><td>0</td>")
 	b.page("/console/wallets/"+w.WalletID, "1.5", txID)
 	b.page("/console/transactions", txID, "Deposit", shownTime(t, txs[0].(map[string]any)["createdAt"].(string)))
-	b.page("/console/transactions/"+txID, txID, "Completed")
+	b.page("/console/transactions/"+txID, txID, "Completed", shownTime(t, txs[0].(map[string]any)["createdAt"].(string)))
 
 	// A company shows its structure section (rows once it has any).
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "acme", "type": "company",

@@ -371,14 +371,7 @@ func (c *Console) funcs() template.FuncMap {
 			}
 			return out
 		},
-		"when": func(t store.Time) template.HTML {
-			if t.IsZero() {
-				return ""
-			}
-			iso := t.String()
-			return template.HTML(`<time datetime="` + template.HTMLEscapeString(iso) + `">` +
-				template.HTMLEscapeString(t.UTC().Format("2006-01-02 15:04:05")+" UTC") + `</time>`)
-		},
+		"when": when,
 		"str": func(v any) string {
 			switch x := v.(type) {
 			case nil:
@@ -454,10 +447,31 @@ func (c *Console) funcs() template.FuncMap {
 	}
 }
 
+// when shows t as every console page shows a time: UTC text in a <time>
+// element, which console.js turns into the operator's own zone.
+func when(t store.Time) template.HTML {
+	if t.IsZero() {
+		return ""
+	}
+	iso := t.String()
+	return template.HTML(`<time datetime="` + template.HTMLEscapeString(iso) + `">` +
+		template.HTMLEscapeString(t.UTC().Format("2006-01-02 15:04:05")+" UTC") + `</time>`)
+}
+
 // field is one name and value of a record shown as a table.
 type field struct {
 	Name  string
 	Value string
+	At    store.Time // Value as a time, when the field is one ("at", or a name ending in At or AtUtc)
+}
+
+// Cell is the field's value as its table shows it: a time as every time
+// is shown (when), anything else as text.
+func (f field) Cell() template.HTML {
+	if !f.At.IsZero() {
+		return when(f.At)
+	}
+	return template.HTML(template.HTMLEscapeString(f.Value))
 }
 
 // recordFields lists v's JSON fields in their declared order, each value as
@@ -492,7 +506,13 @@ func recordFields(v any) []field {
 		default:
 			s = string(raw)
 		}
-		out = append(out, field{Name: name, Value: s})
+		f := field{Name: name, Value: s}
+		if name == "at" || strings.HasSuffix(name, "At") || strings.HasSuffix(name, "AtUtc") {
+			if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				f.At = store.At(at)
+			}
+		}
+		out = append(out, f)
 	}
 	return out
 }
