@@ -193,16 +193,16 @@ func TestTransactionCreatedAtCreation(t *testing.T) {
 	}
 }
 
-// TestWithdrawalAnnouncesBalance: a withdrawal's balance.updated, encoded
-// with the draft like its transaction.created, names the debited wallet's
-// balance, carries no amounts, and is of the transaction's createdAt.
-func TestWithdrawalAnnouncesBalance(t *testing.T) {
-	s, clock := mustOpen(t, "", store.Options{})
+// fundedWallet opens a store whose sandbox sends custody webhooks, with a
+// vault of one wallet holding 2 of its asset, available.
+func fundedWallet(t *testing.T) (s *store.Store, clock *store.ManualClock, vault string, wallets []string) {
+	t.Helper()
+	s, clock = mustOpen(t, "", store.Options{})
 	env := store.Sandbox
 	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
 		t.Fatal(err)
 	}
-	vault, wallets := vaultOfWallets(t, s, env, 1)
+	vault, wallets = vaultOfWallets(t, s, env, 1)
 	fund, err := s.CreateDeposit(env, store.DepositInput{WalletID: &wallets[0], Amount: ptr("2")}, store.Idem{})
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +212,15 @@ func TestWithdrawalAnnouncesBalance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return s, clock, vault, wallets
+}
+
+// TestWithdrawalAnnouncesBalance: a withdrawal's balance.updated, encoded
+// with the draft like its transaction.created, names the debited wallet's
+// balance, carries no amounts, and is of the transaction's createdAt.
+func TestWithdrawalAnnouncesBalance(t *testing.T) {
+	s, clock, vault, wallets := fundedWallet(t)
+	env := store.Sandbox
 	clock.Advance(1500 * time.Millisecond)
 	x, err := s.CreateTransaction(env, store.TransactionInput{Type: ptr(store.TxWithdrawal), SourceWalletID: &wallets[0],
 		DestinationAddress: ptr("0xabc"), Amount: ptr("0.5")}, store.Idem{})
@@ -244,21 +253,8 @@ func TestWithdrawalAnnouncesBalance(t *testing.T) {
 // previousStatus, status and timestamp"). Its createdAt stays the time its
 // request was taken in.
 func TestDraftedEventsStayInOrder(t *testing.T) {
-	s, clock := mustOpen(t, "", store.Options{})
+	s, clock, vault, wallets := fundedWallet(t)
 	env := store.Sandbox
-	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
-		t.Fatal(err)
-	}
-	vault, wallets := vaultOfWallets(t, s, env, 1)
-	fund, err := s.CreateDeposit(env, store.DepositInput{WalletID: &wallets[0], Amount: ptr("2")}, store.Idem{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		if _, err := s.AdvanceTransaction(env, fund.TransactionID); err != nil {
-			t.Fatal(err)
-		}
-	}
 	withdraw := func() store.Transaction {
 		t.Helper()
 		x, err := s.CreateTransaction(env, store.TransactionInput{Type: ptr(store.TxWithdrawal), SourceWalletID: &wallets[0],
