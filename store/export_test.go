@@ -68,6 +68,22 @@ func (s *Store) Count(env Env, name string) int {
 	return n
 }
 
+// Events returns how many events env holds: those in the events bucket and
+// those stored with their delivery's sequence entry.
+func (s *Store) Events(env Env) int {
+	n := 0
+	s.view(func(t *txn) error {
+		n = t.env(env, "events").Stats().KeyN
+		return t.env(env, "deliveries_idx").ForEach(func(_, v []byte) error {
+			if _, envelope := splitSeqEntry(v); envelope != nil {
+				n++
+			}
+			return nil
+		})
+	})
+	return n
+}
+
 // ConsoleSessions returns how many console sessions the db holds, expired
 // or not.
 func (s *Store) ConsoleSessions() int {
@@ -160,6 +176,32 @@ func (s *Store) StoreDeliveryAsJSON(env Env, id string) error {
 			return err
 		}
 		return t.env(env, "deliveries").Put([]byte(id), b)
+	})
+}
+
+// StoreEventAsLayout8 moves delivery id's event where versions before
+// layout 9 kept it: into the events bucket, the delivery naming its
+// sequence, the delivery's sequence entry holding its id alone.
+func (s *Store) StoreEventAsLayout8(env Env, id string) error {
+	return s.update(func(t *txn) error {
+		d, err := t.getDelivery(env, id)
+		if err != nil {
+			return err
+		}
+		idx := t.env(env, "deliveries_idx")
+		_, envelope := splitSeqEntry(idx.Get(itob(d.Seq)))
+		if envelope == nil {
+			return errors.New("the event is not in the sequence entry")
+		}
+		ev, err := t.storeEvent(env, Event{Payload: bytes.Clone(envelope)})
+		if err != nil {
+			return err
+		}
+		if err := idx.Put(itob(d.Seq), []byte(d.ID)); err != nil {
+			return err
+		}
+		d.EventSeq = ev.Seq
+		return t.env(env, "deliveries").Put([]byte(id), marshalDelivery(&d))
 	})
 }
 

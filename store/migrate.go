@@ -37,6 +37,12 @@ import (
 //	8: levels_idx (kyc_levels.go), the levels in creation order, so that
 //	   GET /v1/levels lists them newest first (SPEC §2): built from each
 //	   environment's levels, a handful of records.
+//	9: a new delivery's event stored after the delivery's id in its
+//	   sequence entry (deliveries_idx: seq -> id + envelope) instead of
+//	   in the events bucket, so that the two append to one B+tree
+//	   (outbox_deliveries.go); nothing is walked: deliveries whose event
+//	   is in the events bucket keep reading it there. Versions before it
+//	   would take an entry's envelope for part of the id.
 //
 // A file of a later layout than this version knows is refused at Open
 // (newer versions may store what this one cannot read); going back to an
@@ -50,7 +56,7 @@ import (
 // version. Building lazily instead would leave lists answering wrong pages
 // until a record happened to be touched, so the one-time walk is the
 // simple, correct choice; it costs one pass over the file, once.
-const layoutVersion = 8
+const layoutVersion = 9
 
 var keyLayout = []byte("layout")
 
@@ -105,7 +111,8 @@ func (s *Store) migrate() error {
 					return reindex(t.env(env, "wallets_by"), seq, nil, w.filterKeys())
 				}},
 				{"deliveries_idx", func(t *txn, seq uint64, v []byte) error {
-					d, err := t.getDelivery(env, string(v))
+					id, _ := splitSeqEntry(v)
+					d, err := t.getDelivery(env, string(id))
 					if err != nil {
 						return err
 					}

@@ -20,10 +20,12 @@ const (
 	DeliveryDead      = "dead"
 )
 
-// Event is one business event with the exact bytes of its envelope. The
-// events bucket stores only those bytes, under the event's sequence, so
-// events append to the bucket's last page; the envelope carries every other
-// field.
+// Event is one business event with the exact bytes of its envelope, which
+// carries every other field. An event with a delivery is stored with it,
+// after the delivery's id in its sequence entry (deliveries_idx: seq -> id
+// + envelope), so a new delivery and its event append to one B+tree; an
+// event kept without a delivery (SPEC §5), and every event stored before
+// layout 9, is in the events bucket under its own sequence.
 type Event struct {
 	Seq        uint64
 	ID         string
@@ -78,7 +80,7 @@ type diskDelivery struct {
 	DeliverySummary
 	Attempts    []Attempt `json:"attempts"`
 	Seq         uint64    `json:"seq"`
-	EventSeq    uint64    `json:"eventSeq"`   // key of the event in the events bucket
+	EventSeq    uint64    `json:"eventSeq"`   // key of the event in the events bucket; 0: stored with the delivery's sequence entry
 	RoundStart  int       `json:"roundStart"` // attemptCount when the current round began
 	ScheduleKey []byte    `json:"scheduleKey,omitempty"`
 
@@ -148,11 +150,32 @@ func (t *txn) putDelivery(env Env, d diskDelivery) error {
 
 // eventPayload returns a copy of the envelope bytes of delivery d's event.
 func (t *txn) eventPayload(env Env, d diskDelivery) ([]byte, error) {
-	b := t.env(env, "events").Get(itob(d.EventSeq))
-	if b == nil {
+	var b []byte
+	if d.EventSeq == 0 {
+		_, b = splitSeqEntry(t.env(env, "deliveries_idx").Get(itob(d.Seq)))
+	} else {
+		b = t.env(env, "events").Get(itob(d.EventSeq))
+	}
+	if len(b) == 0 {
 		return nil, NotFound("event", d.EventID)
 	}
 	return bytes.Clone(b), nil
+}
+
+// seqEntry is a delivery's sequence entry (deliveries_idx): its id, then its
+// event's envelope (a JSON object, so its first byte '{' never occurs in an
+// id). Entries written before layout 9 hold the id alone.
+func seqEntry(id string, envelope []byte) []byte {
+	return append(append(make([]byte, 0, len(id)+len(envelope)), id...), envelope...)
+}
+
+// splitSeqEntry returns the delivery id and the event envelope (nil when
+// the event is in the events bucket) of a sequence entry.
+func splitSeqEntry(v []byte) (id, envelope []byte) {
+	if i := bytes.IndexByte(v, '{'); i >= 0 {
+		return v[:i], v[i:]
+	}
+	return v, nil
 }
 
 // enqueue records an event and, when dest is configured (and, for custody,
@@ -169,25 +192,17 @@ func (t *txn) enqueue(env Env, dest, eventType, entityType, entityID string, dat
 // enqueueEvent is enqueue of an event built beforehand (newEvent), so that
 // encoding its envelope need not wait in the write transaction.
 func (t *txn) enqueueEvent(env Env, dest string, ev Event) error {
-	ev, err := t.storeEvent(env, ev)
-	if err != nil {
-		return err
-	}
+	ev = t.emit(env, ev)
 	if !t.wants(env, dest, ev.EventType) {
 		// Kept, not delivered (SPEC §5), until retention removes it.
+		ev, err := t.storeEvent(env, ev)
+		if err != nil {
+			return err
+		}
 		return t.expire(env, expiryEvent, t.now, itob(ev.Seq))
 	}
-	_, err = t.createDelivery(env, dest, ev, newID(), false)
+	_, err := t.createDelivery(env, dest, ev, newID(), false)
 	return err
-}
-
-// putEvent stores a new event of this operation's time.
-func (t *txn) putEvent(env Env, eventType, entityType, entityID string, data any) (Event, error) {
-	ev, err := newEvent(eventType, entityType, entityID, t.now, data)
-	if err != nil {
-		return Event{}, err
-	}
-	return t.storeEvent(env, ev)
 }
 
 // restamp makes at ev's timestamp, in its envelope too.
@@ -205,7 +220,7 @@ func (ev *Event) restamp(at Time) {
 }
 
 // emitted is the timestamp of the last event stored in each environment
-// (storeEvent). Only write transactions read and write it, one at a time.
+// (emit). Only write transactions read and write it, one at a time.
 type emitted struct{ sandbox, production Time }
 
 func (e *emitted) last(env Env) Time {
@@ -240,15 +255,14 @@ func newEvent(eventType, entityType, entityID string, at time.Time, data any) (E
 	return ev, nil
 }
 
-// storeEvent stores ev's envelope under the next sequence of the events
-// bucket and returns ev with that sequence. An event's timestamp, its time
-// of emission, never goes back from the event stored before it in env:
-// receivers put one entity's events in order by it (seed: "receivers
-// compare previousStatus, status and timestamp"). An event encoded before
-// its write transaction (a transaction's draft) can be older than one a
-// concurrent operation stored meanwhile; it is stamped with this
-// operation's time instead.
-func (t *txn) storeEvent(env Env, ev Event) (Event, error) {
+// emit returns ev as it is emitted now, the next event of env. An event's
+// timestamp, its time of emission, never goes back from the event emitted
+// before it in env: receivers put one entity's events in order by it
+// (seed: "receivers compare previousStatus, status and timestamp"). An
+// event encoded before its write transaction (a transaction's draft) can
+// be older than one a concurrent operation emitted meanwhile; it is stamped
+// with this operation's time instead.
+func (t *txn) emit(env Env, ev Event) Event {
 	last := t.s.emitted.last(env)
 	if ev.Timestamp.Before(last.Time) {
 		at := At(t.now)
@@ -258,6 +272,12 @@ func (t *txn) storeEvent(env Env, ev Event) (Event, error) {
 		ev.restamp(at)
 	}
 	t.s.emitted.note(env, ev.Timestamp)
+	return ev
+}
+
+// storeEvent stores an emitted event that has no delivery under the next
+// sequence of the events bucket and returns ev with that sequence.
+func (t *txn) storeEvent(env Env, ev Event) (Event, error) {
 	b := t.env(env, "events")
 	var err error
 	if ev.Seq, err = b.NextSequence(); err != nil {
@@ -266,17 +286,22 @@ func (t *txn) storeEvent(env Env, ev Event) (Event, error) {
 	return ev, b.Put(itob(ev.Seq), ev.Payload)
 }
 
-// createDelivery makes the delivery of ev to dest, due now; test marks a
-// test event's (SPEC §7). When the delivery is its entity's first attempt
-// to go and the dispatcher takes fresh work (OnFresh), the job is kept with
-// what it takes to send it (t.fresh), for the dispatcher after the commit.
+// createDelivery makes the delivery of the emitted event ev to dest, due
+// now, and stores ev with it; test marks a test event's (SPEC §7). When the
+// delivery is its entity's first attempt to go and the dispatcher takes
+// fresh work (OnFresh), the job is kept with what it takes to send it
+// (t.fresh), for the dispatcher after the commit.
 func (t *txn) createDelivery(env Env, dest string, ev Event, id string, test bool) (string, error) {
 	d := diskDelivery{DeliverySummary: DeliverySummary{
 		ID: id, EventID: ev.ID, EventType: ev.EventType, EntityType: ev.EntityType, EntityID: ev.EntityID,
 		Destination: dest, Status: DeliveryPending, CreatedAt: At(t.now), NextAttemptAt: At(t.now), Test: test,
-	}, EventSeq: ev.Seq}
+	}}
+	idx := t.env(env, "deliveries_idx")
 	var err error
-	if d.Seq, err = index(t.env(env, "deliveries_idx"), d.ID); err != nil {
+	if d.Seq, err = idx.NextSequence(); err != nil {
+		return "", err
+	}
+	if err := idx.Put(itob(d.Seq), seqEntry(d.ID, ev.Payload)); err != nil {
 		return "", err
 	}
 	entity := dest + "|" + ev.EntityType + "|" + ev.EntityID
@@ -418,8 +443,9 @@ func (s *Store) Deliveries(env Env, f DeliveryFilter, p Page) ([]DeliverySummary
 			return nil
 		}
 		var err error
-		next, err = scan.run(p, func(_ uint64, id []byte) (bool, error) {
+		next, err = scan.run(p, func(_ uint64, entry []byte) (bool, error) {
 			s.listDecodes.Add(1)
+			id, _ := splitSeqEntry(entry)
 			d, err := t.getDelivery(env, string(id))
 			if err != nil {
 				return false, err
@@ -499,8 +525,9 @@ func (s *Store) RetryDeliveries(env Env, f DeliveryFilter) (int, error) {
 			}
 			var matches []diskDelivery
 			var err error
-			next, err = scan.run(Page{Limit: RetryBatch, Cursor: cursor}, func(_ uint64, id []byte) (bool, error) {
+			next, err = scan.run(Page{Limit: RetryBatch, Cursor: cursor}, func(_ uint64, entry []byte) (bool, error) {
 				s.listDecodes.Add(1)
+				id, _ := splitSeqEntry(entry)
 				d, err := t.getDelivery(env, string(id))
 				if err != nil || !f.match(d.DeliverySummary) {
 					return false, err

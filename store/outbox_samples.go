@@ -45,11 +45,11 @@ func (s *Store) SendSampleEvent(env Env, dest, eventType string) (string, error)
 		} else {
 			eventType = "webhook.test"
 		}
-		ev, err := t.putEvent(env, eventType, entityType, entityID, data)
+		ev, err := newEvent(eventType, entityType, entityID, t.now, data)
 		if err != nil {
 			return err
 		}
-		_, err = t.createDelivery(env, dest, ev, id, true)
+		_, err = t.createDelivery(env, dest, t.emit(env, ev), id, true)
 		return err
 	})
 	return id, err

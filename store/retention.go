@@ -283,7 +283,7 @@ func (t *txn) retainEnv(env Env, max int) (int, error) {
 // and every index entry. A delivery that is no longer delivered or dead (a
 // stale entry) only loses that entry.
 func (t *txn) removeDelivery(env Env, seq uint64) error {
-	id := t.env(env, "deliveries_idx").Get(itob(seq))
+	id, _ := splitSeqEntry(t.env(env, "deliveries_idx").Get(itob(seq)))
 	if id == nil {
 		return nil
 	}
@@ -305,6 +305,9 @@ func (t *txn) removeDelivery(env Env, seq uint64) error {
 	}
 	if err := t.env(env, "deliveries").Delete([]byte(d.ID)); err != nil {
 		return err
+	}
+	if d.EventSeq == 0 {
+		return nil // the event went with the sequence entry
 	}
 	return t.env(env, "events").Delete(itob(d.EventSeq))
 }

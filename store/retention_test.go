@@ -109,7 +109,7 @@ func TestRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	events := s.Count(env, "events")
+	events := s.Events(env)
 	if s.Count(env, "sessions") != 2 || s.Count(env, "idempotency") != 1 || s.Count(env, "ratelimits") != 1 || s.ConsoleSessions() != 1 {
 		t.Fatalf("fixture: sessions %d idempotency %d ratelimits %d console %d", s.Count(env, "sessions"),
 			s.Count(env, "idempotency"), s.Count(env, "ratelimits"), s.ConsoleSessions())
@@ -161,7 +161,7 @@ func TestRetention(t *testing.T) {
 	if got := deliveryState(); fmt.Sprint(got) != fmt.Sprint(kept) {
 		t.Errorf("deliveries before their window: %v", got)
 	}
-	if n := s.Count(env, "events"); n != events {
+	if n := s.Events(env); n != events {
 		t.Errorf("%d events before their window, want %d", n, events)
 	}
 
@@ -179,7 +179,7 @@ func TestRetention(t *testing.T) {
 	if got := deliveryState(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("deliveries past their window: %v, want %v", got, want)
 	}
-	if n := s.Count(env, "events"); n != 2 {
+	if n := s.Events(env); n != 2 {
 		t.Errorf("%d events left, want the failed and the pending deliveries'", n)
 	}
 	if n := s.Count(env, "sessions") + s.Count(env, "shortlinks"); n != 0 {

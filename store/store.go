@@ -112,7 +112,7 @@ type Store struct {
 
 	followed followed // entity queues with a first attempt behind their head (schedule.go)
 
-	emitted emitted // the last event's timestamp per environment (storeEvent)
+	emitted emitted // the last event's timestamp per environment (emit)
 }
 
 // stats counts records read where a test must prove a bound without timing.
