@@ -173,7 +173,9 @@ func (t *txn) chainStep(j Job) error {
 // schedule (created while the simulator was off, or lost), so turning
 // auto_advance on and restarting moves them; every applicant waiting for a
 // sandbox review whose job is gone gets it again. It reads the in-flight
-// index, not every record. Transactions are left alone while the simulator
+// index, not every record, and after a start with the simulator off the
+// status index from the first transaction that start left untracked
+// (schedule_reconcile.go). Transactions are left alone while the simulator
 // is off.
 func (s *Store) ResumeSimulator() error { return s.reconcile() }
 

@@ -42,7 +42,10 @@ import (
 //	   in the events bucket, so that the two append to one B+tree
 //	   (outbox_deliveries.go); nothing is walked: deliveries whose event
 //	   is in the events bucket keep reading it there. Versions before it
-//	   would take an entry's envelope for part of the id.
+//	   would take an entry's envelope for part of the id. From this
+//	   layout on, transactions made while the simulator is off have no
+//	   in-flight entry (schedule_reconcile.go), which versions before it
+//	   would miss.
 //
 // A file of a later layout than this version knows is refused at Open
 // (newer versions may store what this one cannot read); going back to an

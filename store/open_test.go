@@ -14,7 +14,8 @@ import (
 
 // TestOpenReadsOnlyStalled: with hundreds of transactions in the file, Open
 // reads only the few in flight that wait for a simulator step (created while
-// it was off), gives each a step, and reads nothing on the next open.
+// it was off, which tracks none of them), gives each a step, and reads
+// nothing on the next open.
 func TestOpenReadsOnlyStalled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "test.db")
 	clock := store.NewManualClock(testStart)
@@ -65,7 +66,21 @@ func TestOpenReadsOnlyStalled(t *testing.T) {
 	}
 	s.Close()
 	s = open(false)
-	stalled := deposits(s, 3)
+	entries := s.Count(store.Sandbox, "inflight")
+	made := deposits(s, 5)
+	// One moved by hand and still in flight, one final: the simulator
+	// will owe a step to the first, none to the second.
+	if x, err := s.AdvanceTransaction(store.Sandbox, made[3]); err != nil || x.Status == "Completed" {
+		t.Fatalf("advance: %+v %v", x, err)
+	}
+	if _, err := s.FailTransaction(store.Sandbox, made[4], "test"); err != nil {
+		t.Fatal(err)
+	}
+	stalled := made[:4]
+	// With the simulator off no step is owed: nothing is tracked.
+	if n := s.Count(store.Sandbox, "inflight"); n != entries {
+		t.Errorf("in-flight entries went from %d to %d with the simulator off", entries, n)
+	}
 	s.Close()
 
 	s = open(true)
@@ -88,8 +103,8 @@ func TestOpenReadsOnlyStalled(t *testing.T) {
 			t.Fatalf("transaction %s in flight has no simulator step", id)
 		}
 	}
-	if len(steps) != 303 {
-		t.Errorf("%d simulator steps, want 303", len(steps))
+	if len(steps) != 304 {
+		t.Errorf("%d simulator steps, want 304", len(steps))
 	}
 	s.Close()
 
@@ -97,8 +112,8 @@ func TestOpenReadsOnlyStalled(t *testing.T) {
 	if got := s.OpenReads(); got != 0 {
 		t.Errorf("second open read %d records, want 0", got)
 	}
-	if got := s.InflightReads(); got != 303 {
-		t.Errorf("second open read %d in-flight entries, want the 303 transactions in flight", got)
+	if got := s.InflightReads(); got != 304 {
+		t.Errorf("second open read %d in-flight entries, want the 304 transactions in flight", got)
 	}
 	s.Close()
 

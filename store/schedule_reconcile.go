@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 )
 
@@ -12,12 +13,25 @@ import (
 // records whose work is missing, whatever the size of the file:
 //
 //	"chain|" + transaction id   -> its simulator step's key (empty: none);
-//	                               a transaction not in a terminal status
+//	                               a transaction not in a terminal status,
+//	                               written while the simulator runs
 //	"review|" + externalUserId  -> its sandbox review job's key
 //
 // It is kept by putTransactionBytes and putApplicant, in the transaction
 // that changes the record.
+//
+// While the simulator is off no transaction waits for a step, so new
+// transactions get no "chain|" entry (one B+tree fewer in every commit of
+// a hand-driven sandbox's writes). Instead the first start with it off
+// notes in the meta bucket the first sequence of the transactions it left
+// untracked (untrackedKey); the next start with it on finds those still in
+// flight through the transactions' status index, from that sequence on,
+// gives each its step and clears the note.
 const bucketInflight = "inflight"
+
+// untrackedKey is the meta entry that holds the first sequence of env's
+// transactions created while the simulator was off (see bucketInflight).
+func untrackedKey(env Env) []byte { return []byte("untracked:" + string(env)) }
 
 const (
 	inflightChain  = "chain|"
@@ -33,6 +47,12 @@ func (t *txn) trackTransaction(env Env, x diskTransaction) error {
 	k := []byte(inflightChain + x.TransactionID)
 	if x.Final || terminal(x.Status) {
 		return b.Delete(k)
+	}
+	if !t.s.settings.Chain.AutoAdvance {
+		// Untracked (the note of untrackedKey covers it). An entry made
+		// while the simulator ran keeps its key; the next start with it on
+		// finds that key gone from the schedule and reads the record.
+		return nil
 	}
 	return b.Put(k, x.ChainKey)
 }
@@ -82,10 +102,12 @@ func (s *Store) reconcile() error {
 				}
 				keys = append(keys, string(k))
 			}
+			done := map[string]bool{}
 			for _, k := range keys {
 				s.stats.openReads.Add(1)
 				var err error
 				if id, ok := strings.CutPrefix(k, inflightChain); ok {
+					done[id] = true
 					err = t.reconcileTransaction(env, id, sched.Get)
 				} else if id, ok := strings.CutPrefix(k, inflightReview); ok {
 					err = t.reconcileReview(env, id, sched.Get)
@@ -94,9 +116,71 @@ func (s *Store) reconcile() error {
 					return err
 				}
 			}
+			if err := t.reconcileUntracked(env, done, sched.Get); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+}
+
+// reconcileUntracked keeps the note of untrackedKey: with the simulator off
+// it notes where env's untracked transactions start, unless a note stands;
+// with it on it gives a step to each transaction since the note that is
+// still in flight (done: those the in-flight index had), then clears it.
+func (t *txn) reconcileUntracked(env Env, done map[string]bool, scheduled func([]byte) []byte) error {
+	meta := t.Bucket(bucketMeta)
+	note := meta.Get(untrackedKey(env))
+	if !t.s.settings.Chain.AutoAdvance {
+		if note != nil {
+			return nil
+		}
+		return meta.Put(untrackedKey(env), itob(t.env(env, "transactions_idx").Sequence()+1))
+	}
+	if len(note) != 8 {
+		return nil
+	}
+	ids, err := t.transactionsInFlight(env, btoi(note))
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if done[id] {
+			continue
+		}
+		t.s.stats.openReads.Add(1)
+		if err := t.reconcileTransaction(env, id, scheduled); err != nil {
+			return err
+		}
+	}
+	return meta.Delete(untrackedKey(env))
+}
+
+// transactionsInFlight returns the ids of env's transactions from sequence
+// lo on whose status is not terminal, read from the status index.
+func (t *txn) transactionsInFlight(env Env, lo uint64) ([]string, error) {
+	var ids []string
+	for _, status := range TransactionStatuses() {
+		if terminal(status) {
+			continue
+		}
+		scan := listScan{seqs: t.env(env, "transactions_idx"), filters: t.env(env, "transactions_bits"),
+			log: t.logOf(env, "transactions_bits"), keys: []fkey{{fTxStatus, status}}, lo: lo}
+		_, err := scan.run(Page{Limit: math.MaxInt}, func(_ uint64, rec []byte) (bool, error) {
+			var x struct {
+				ID string `json:"transactionId"`
+			}
+			if err := json.Unmarshal(rec, &x); err != nil {
+				return false, err
+			}
+			ids = append(ids, x.ID)
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }
 
 // reconcileTransaction gives transaction id its simulator step if it is in
