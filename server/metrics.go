@@ -29,6 +29,7 @@ type metrics struct {
 	attemptDuration *prometheus.HistogramVec // destination
 	commitGroup     prometheus.Histogram     // operations per bbolt commit
 	commitDuration  prometheus.Histogram     // seconds per bbolt commit
+	commitPages     prometheus.Histogram     // pages written per bbolt commit
 }
 
 // attemptObserver is the dispatcher's hook for recorded delivery attempts
@@ -73,11 +74,17 @@ func newMetrics(st *store.Store, disp Dispatcher) *metrics {
 		Help:    "Time of one bbolt commit of the group commit: the operations, page writes and fsync.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 	})
+	m.commitPages = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "complybox_store_commit_pages",
+		Help:    "Pages one bbolt commit of the group commit wrote, its meta page included.",
+		Buckets: []float64{2, 4, 8, 16, 32, 64, 128, 256, 512},
+	})
 	m.reg.MustRegister(m.requests, m.latency, m.attempts, m.deliveries, m.attemptDuration, m.commitGroup, m.commitDuration,
-		storeCollector{st}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	st.OnCommit(func(group int, took time.Duration) {
-		m.commitGroup.Observe(float64(group))
-		m.commitDuration.Observe(took.Seconds())
+		m.commitPages, storeCollector{st}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	st.OnCommit(func(c store.CommitStats) {
+		m.commitGroup.Observe(float64(c.Group))
+		m.commitDuration.Observe(c.Took.Seconds())
+		m.commitPages.Observe(float64(c.Pages))
 	})
 	if o, ok := disp.(attemptObserver); ok {
 		o.OnAttempt(m.attempt)

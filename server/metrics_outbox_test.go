@@ -7,7 +7,7 @@ import (
 // TestMetricsOutbox: after real deliveries — one that dies through its
 // retries, one delivered — /metrics shows the outbox depth by status and
 // destination, attempts and deliveries by outcome, the attempt latency
-// histogram and the group commit's size and latency.
+// histogram and the group commit's size, latency and pages written.
 func TestMetricsOutbox(t *testing.T) {
 	t.Parallel()
 	in := start(t)
@@ -47,5 +47,9 @@ func TestMetricsOutbox(t *testing.T) {
 	}
 	if m[`complybox_store_commit_group_size_bucket{le="256"}`] != n {
 		t.Errorf("a commit carried more than 256 operations")
+	}
+	// Every commit writes its meta page at least.
+	if pages := m[`complybox_store_commit_pages_sum`]; m[`complybox_store_commit_pages_count`] != n || pages < n {
+		t.Errorf("commit pages: %v commits, %v pages, want %v commits of a page or more", m[`complybox_store_commit_pages_count`], pages, n)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/complybox/complybox/store"
 )
 
 // BenchmarkWithdrawalWebhookLive measures POST /transactions as complyperf
@@ -38,8 +40,8 @@ func BenchmarkWithdrawalWebhookLive(b *testing.B) {
 		"destinationAddress": "0x00112233445566778899aabbccddeeff00112233", "amount": "0.000001"})
 	before := arrived.Load()
 	// How many operations share a commit (the group commit, store/commit.go).
-	var commits, ops atomic.Int64
-	in.Store.OnCommit(func(g int, _ time.Duration) { commits.Add(1); ops.Add(int64(g)) })
+	var commits, ops, pages atomic.Int64
+	in.Store.OnCommit(func(c store.CommitStats) { commits.Add(1); ops.Add(int64(c.Group)); pages.Add(int64(c.Pages)) })
 	cpu0 := processCPU()
 	hammer(b, http.StatusCreated, func(c *http.Client, _ int) (int, error) {
 		req, _ := http.NewRequest("POST", in.URL+"/transactions", bytes.NewReader(body))
@@ -51,6 +53,9 @@ func BenchmarkWithdrawalWebhookLive(b *testing.B) {
 	b.ReportMetric(float64(arrived.Load()-before)/float64(b.N), "webhooks/op")
 	b.ReportMetric(float64(commits.Load())/float64(b.N), "commits/op")
 	b.ReportMetric(float64(ops.Load())/float64(max(commits.Load(), 1)), "ops/commit")
+	// The B+tree pages each commit rewrote: about one leaf and its
+	// branches per region of a tree it touched (docs/performance.md).
+	b.ReportMetric(float64(pages.Load())/float64(max(commits.Load(), 1)), "pages/commit")
 	// The whole process: server, dispatcher, load clients and receiver.
 	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 	// And once every webhook of the load has arrived (transaction.created

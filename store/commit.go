@@ -21,9 +21,9 @@ type committer struct {
 	// fault, set only by tests (export_test.go), fails commits as a full
 	// disk would: the transaction rolls back with its error.
 	fault atomic.Pointer[func() error]
-	// observe, when set (Store.OnCommit), is told the size and duration of
-	// every commit.
-	observe atomic.Pointer[func(group int, took time.Duration)]
+	// observe, when set (Store.OnCommit), is told the size, duration and
+	// pages of every commit.
+	observe atomic.Pointer[func(CommitStats)]
 
 	mu      sync.Mutex
 	queue   []*commitCall
@@ -111,7 +111,7 @@ func (c *committer) commitGroup(group []*commitCall) {
 	for len(group) > 0 {
 		failed := -1
 		var failErr error
-		start := time.Now()
+		start, written := time.Now(), c.pagesWritten()
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			c.counts = c.counts[:0]
 			clear(c.fresh)
@@ -131,7 +131,7 @@ func (c *committer) commitGroup(group []*commitCall) {
 			return nil
 		})
 		if f := c.observe.Load(); f != nil {
-			(*f)(len(group), time.Since(start))
+			(*f)(CommitStats{Group: len(group), Took: time.Since(start), Pages: int(c.pagesWritten() - written)})
 		}
 		if failed >= 0 {
 			group[failed].done <- failErr
@@ -156,6 +156,21 @@ func (c *committer) commitGroup(group []*commitCall) {
 		}
 		return
 	}
+}
+
+// CommitStats describes one bbolt commit of the group commit.
+type CommitStats struct {
+	Group int           // operations it carried
+	Took  time.Duration // function runs, page writes and fsync
+	Pages int           // pages it wrote, the meta page included
+}
+
+// pagesWritten is how many pages bbolt has written since the db was
+// opened. Only the committing goroutine writes pages, so the difference
+// across one commit is that commit's.
+func (c *committer) pagesWritten() int64 {
+	st := c.db.Stats()
+	return st.TxStats.GetWrite()
 }
 
 func safeCall(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {

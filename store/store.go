@@ -262,10 +262,10 @@ func (s *Store) OnWork(fn func()) {
 }
 
 // OnCommit makes fn be told, after every bbolt commit of the group commit,
-// how many operations it carried and how long it took (function runs,
-// page writes and fsync). fn runs on the committing goroutine: it must be
-// quick. A later call replaces fn.
-func (s *Store) OnCommit(fn func(group int, took time.Duration)) { s.commit.observe.Store(&fn) }
+// how many operations it carried, how long it took (function runs, page
+// writes and fsync) and how many pages it wrote. fn runs on the committing
+// goroutine: it must be quick. A later call replaces fn.
+func (s *Store) OnCommit(fn func(CommitStats)) { s.commit.observe.Store(&fn) }
 
 func (s *Store) wake() {
 	s.mu.Lock()
