@@ -111,7 +111,12 @@ func (c *committer) commitGroup(group []*commitCall) {
 	for len(group) > 0 {
 		failed := -1
 		var failErr error
-		start, written := time.Now(), c.pagesWritten()
+		observe := c.observe.Load()
+		var written int64
+		if observe != nil {
+			written = c.pagesWritten()
+		}
+		start := time.Now()
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			c.counts = c.counts[:0]
 			clear(c.fresh)
@@ -130,8 +135,8 @@ func (c *committer) commitGroup(group []*commitCall) {
 			}
 			return nil
 		})
-		if f := c.observe.Load(); f != nil {
-			(*f)(CommitStats{Group: len(group), Took: time.Since(start), Pages: int(c.pagesWritten() - written)})
+		if observe != nil {
+			(*observe)(CommitStats{Group: len(group), Took: time.Since(start), Pages: int(c.pagesWritten() - written)})
 		}
 		if failed >= 0 {
 			group[failed].done <- failErr
