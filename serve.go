@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +23,10 @@ import (
 )
 
 func newServeCmd(a *app) *cobra.Command {
-	var f configFlags
+	var (
+		f          configFlags
+		cpuProfile string
+	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the API, the webhook dispatcher and the sandbox simulators",
@@ -45,12 +50,40 @@ func newServeCmd(a *app) *cobra.Command {
 				logger.Warn(w)
 			}
 			tuneGC(a.environ)
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop(logger)
+			}
 			return serve(cmd.Context(), cfg, logger, cmd.OutOrStdout())
 		},
 	}
 	addConfigFlags(cmd, &f)
 	cmd.Flags().StringVar(&f.listen, "listen", "", "`ADDR` to listen on, host:port (overrides listen; default 127.0.0.1:8080)")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` on exit (go tool pprof; how default.pgo is made, README)")
 	return cmd
+}
+
+// startCPUProfile starts the Go CPU profiler writing to path; the function it
+// returns stops it and closes the file, logging a failure to finish it. It
+// profiles the whole process, so it is for one serve per process.
+func startCPUProfile(path string) (func(*slog.Logger), error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func(logger *slog.Logger) {
+		pprof.StopCPUProfile()
+		if err := out.Close(); err != nil {
+			logger.Error("--cpuprofile: writing the profile", "file", path, "err", err)
+		}
+	}, nil
 }
 
 // tuneGC trades memory for CPU, unless GOGC or GOMEMLIMIT say otherwise:

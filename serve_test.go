@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -395,4 +397,39 @@ func TestServeLogsConsoleURL(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
 	s.logs.waitFor(t, "consoleUrl="+s.banner.URL+"/console")
+}
+
+// TestServeCPUProfile: --cpuprofile writes a gzipped pprof profile of the run
+// when serve stops (how default.pgo is made), and a path it cannot create
+// stops the start with the flag named.
+func TestServeCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.pprof")
+	s := startServe(t, filepath.Join(dir, "complybox.db"), "--cpuprofile", prof)
+	for range 50 {
+		if status, _ := call(t, "GET", s.URL+"/webhooks/outbound", s.Key, s.Secret, nil); status != 200 {
+			t.Fatalf("GET /webhooks/outbound: %d", status)
+		}
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatalf("no profile written: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f) // pprof's protobuf is gzipped
+	if err != nil {
+		t.Fatalf("profile is not gzipped: %v", err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil || len(body) == 0 || !bytes.Contains(body, []byte("samples")) {
+		t.Fatalf("profile: %d bytes, err %v; want a pprof profile (sample type \"samples\")", len(body), err)
+	}
+
+	r := runCmd(t, "serve", "--listen", "127.0.0.1:0", "--db", filepath.Join(dir, "b.db"), "--cpuprofile", filepath.Join(dir, "missing", "cpu.pprof"))
+	if r.code != 1 || !strings.Contains(r.stderr, "--cpuprofile") {
+		t.Fatalf("unwritable --cpuprofile: exit %d, stderr %q; want 1 naming the flag", r.code, r.stderr)
+	}
 }
