@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -403,6 +404,9 @@ func TestServeLogsConsoleURL(t *testing.T) {
 // when serve stops (how default.pgo is made), and a path it cannot create
 // stops the start with the flag named.
 func TestServeCPUProfile(t *testing.T) {
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("go test -cpuprofile holds the process's one CPU profiler")
+	}
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "cpu.pprof")
 	s := startServe(t, filepath.Join(dir, "complybox.db"), "--cpuprofile", prof)
