@@ -51,11 +51,11 @@ func newServeCmd(a *app) *cobra.Command {
 			}
 			tuneGC(a.environ)
 			if cpuProfile != "" {
-				stop, err := startCPUProfile(cpuProfile)
+				stop, err := startCPUProfile(cpuProfile, logger)
 				if err != nil {
 					return err
 				}
-				defer stop(logger)
+				defer stop()
 			}
 			return serve(cmd.Context(), cfg, logger, cmd.OutOrStdout())
 		},
@@ -69,7 +69,7 @@ func newServeCmd(a *app) *cobra.Command {
 // startCPUProfile starts the Go CPU profiler writing to path; the function it
 // returns stops it and closes the file, logging a failure to finish it. It
 // profiles the whole process, so it is for one serve per process.
-func startCPUProfile(path string) (func(*slog.Logger), error) {
+func startCPUProfile(path string, logger *slog.Logger) (func(), error) {
 	out, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
@@ -78,7 +78,7 @@ func startCPUProfile(path string) (func(*slog.Logger), error) {
 		out.Close()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func(logger *slog.Logger) {
+	return func() {
 		pprof.StopCPUProfile()
 		if err := out.Close(); err != nil {
 			logger.Error("--cpuprofile: writing the profile", "file", path, "err", err)
