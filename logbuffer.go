@@ -3,19 +3,28 @@ package main
 import (
 	"io"
 	"sync"
+	"time"
 )
 
 // logBufferMax is how many bytes of log lines may wait for the destination
 // before a Write waits for it instead.
 const logBufferMax = 1 << 20
 
+// logBatch is the least time between two writes to the destination: the
+// lines that come sooner gather for one write(2). A line after a quiet
+// spell goes out at once.
+const logBatch = 2 * time.Millisecond
+
 // logBuffer is the writer behind serve's log. Write copies the line and
 // returns; one goroutine writes what has gathered to the destination, so a
 // busy server makes one write(2) for many lines and no handler holds the
-// log's lock across a system call. There is no timer: a line is written as
-// soon as that goroutine runs, and Close writes the rest. A destination
-// that does not keep up makes Write wait once logBufferMax bytes are
-// pending, so memory stays bounded and no line is dropped.
+// log's lock across a system call. Its writes are at least logBatch apart:
+// a line after a quiet spell goes out as soon as the goroutine runs, and
+// the lines of a busy spell gather meanwhile (without the pause, a server
+// answering 20k reads a second made 0.7 log write(2)s per request;
+// docs/performance.md, stop 36). Close writes the rest. A destination that
+// does not keep up makes Write wait once logBufferMax bytes are pending, so
+// memory stays bounded and no line is dropped.
 type logBuffer struct {
 	dst io.Writer
 
@@ -30,11 +39,20 @@ type logBuffer struct {
 	quit      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
+
+	now   func() time.Time                     // time.Now; tests set a clock
+	after func(time.Duration) <-chan time.Time // time.After; likewise
 }
 
 // newLogBuffer returns a logBuffer writing to dst; Close stops it.
 func newLogBuffer(dst io.Writer) *logBuffer {
-	b := &logBuffer{dst: dst, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	return startLogBuffer(dst, time.Now, time.After)
+}
+
+// startLogBuffer is newLogBuffer with the clock the batching reads.
+func startLogBuffer(dst io.Writer, now func() time.Time, after func(time.Duration) <-chan time.Time) *logBuffer {
+	b := &logBuffer{dst: dst, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		now: now, after: after}
 	go b.run()
 	return b
 }
@@ -78,14 +96,24 @@ func (b *logBuffer) flush() {
 
 func (b *logBuffer) run() {
 	defer close(b.done)
+	var last time.Time // the last write to the destination
 	for {
 		select {
 		case <-b.wake:
-			b.flush()
 		case <-b.quit:
 			b.flush()
 			return
 		}
+		if wait := logBatch - b.now().Sub(last); wait > 0 {
+			select {
+			case <-b.after(wait):
+			case <-b.quit:
+				b.flush()
+				return
+			}
+		}
+		b.flush()
+		last = b.now()
 	}
 }
 

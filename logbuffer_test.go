@@ -11,10 +11,11 @@ import (
 
 // sink is a destination that keeps what it is given and can be held shut.
 type sink struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	gate chan struct{} // when set, each Write waits for it to be closed
-	got  chan struct{} // when set, signalled after each Write
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	writes int           // calls of Write
+	gate   chan struct{} // when set, each Write waits for it to be closed
+	got    chan struct{} // when set, signalled after each Write
 }
 
 func (s *sink) Write(p []byte) (int, error) {
@@ -23,6 +24,7 @@ func (s *sink) Write(p []byte) (int, error) {
 	}
 	s.mu.Lock()
 	s.buf.Write(p)
+	s.writes++
 	s.mu.Unlock()
 	if s.got != nil {
 		select {
@@ -37,6 +39,52 @@ func (s *sink) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.buf.String()
+}
+
+// held reports what the destination holds and in how many writes it came.
+func (s *sink) held() (string, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String(), s.writes
+}
+
+// pauseClock is the log's clock in tests: now moves only when told, and
+// every pause the log asks for is handed to the test, which ends it.
+type pauseClock struct {
+	mu     sync.Mutex
+	t      time.Time
+	asked  chan time.Duration  // each pause asked for
+	ending chan chan time.Time // the channel that ends it
+}
+
+func newPauseClock() *pauseClock {
+	return &pauseClock{t: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC),
+		asked: make(chan time.Duration, 1), ending: make(chan chan time.Time, 1)}
+}
+
+func (c *pauseClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *pauseClock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func (c *pauseClock) after(d time.Duration) <-chan time.Time {
+	end := make(chan time.Time, 1)
+	c.ending <- end
+	c.asked <- d
+	return end
+}
+
+// pause waits for the log to ask for a pause and returns how long it asked
+// for and a function that ends it.
+func (c *pauseClock) pause(t *testing.T) (time.Duration, func()) {
+	t.Helper()
+	select {
+	case d := <-c.asked:
+		end := <-c.ending
+		return d, func() { end <- c.now() }
+	case <-time.After(10 * time.Second):
+		t.Fatal("the log never paused")
+		return 0, nil
+	}
 }
 
 func TestLogBufferKeepsEveryLineWholeAndInOrder(t *testing.T) {
@@ -92,6 +140,62 @@ func TestLogBufferWritesALoneLineAtOnce(t *testing.T) {
 		if !strings.HasSuffix(dst.String(), line) {
 			t.Fatalf("destination holds %q, want it to end with %q", dst.String(), line)
 		}
+	}
+}
+
+// The lines of a busy spell go out in one write at most every logBatch; a
+// line after a quiet spell goes out at once.
+func TestLogBufferGathersABusySpellIntoOneWrite(t *testing.T) {
+	dst := &sink{got: make(chan struct{}, 1)}
+	clock := newPauseClock()
+	b := startLogBuffer(dst, clock.now, clock.after)
+	defer b.Close()
+	arrived := func(want string, writes int) {
+		t.Helper()
+		select {
+		case <-dst.got:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("nothing reached the destination; it holds %q", dst.String())
+		}
+		if got, n := dst.held(); got != want || n != writes {
+			t.Fatalf("destination holds %q in %d writes, want %q in %d", got, n, want, writes)
+		}
+	}
+
+	b.Write([]byte("first\n"))
+	arrived("first\n", 1)
+
+	// At the same instant: the log pauses for logBatch before writing again.
+	b.Write([]byte("a\n"))
+	d, end := clock.pause(t)
+	if d != logBatch {
+		t.Fatalf("the log paused %v, want %v", d, logBatch)
+	}
+	b.Write([]byte("b\n"))
+	b.Write([]byte("c\n"))
+	if got, n := dst.held(); got != "first\n" || n != 1 {
+		t.Fatalf("during the pause the destination got %q in %d writes, want only the first line", got, n)
+	}
+	clock.advance(logBatch)
+	end()
+	arrived("first\na\nb\nc\n", 2)
+
+	// A line after a quiet spell does not wait.
+	clock.advance(time.Second)
+	b.Write([]byte("later\n"))
+	arrived("first\na\nb\nc\nlater\n", 3)
+	select {
+	case d := <-clock.asked:
+		t.Fatalf("a line after a quiet spell waited %v", d)
+	default:
+	}
+
+	// Close during a pause writes what is pending without waiting for it.
+	b.Write([]byte("last\n"))
+	clock.pause(t)
+	b.Close()
+	if got := dst.String(); !strings.HasSuffix(got, "later\nlast\n") {
+		t.Fatalf("after Close the destination holds %q, want it to end with the pending line", got)
 	}
 }
 
