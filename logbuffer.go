@@ -96,7 +96,7 @@ func (b *logBuffer) flush() {
 
 func (b *logBuffer) run() {
 	defer close(b.done)
-	var last time.Time // the last write to the destination
+	var last time.Time // when the last write to the destination began
 	for {
 		select {
 		case <-b.wake:
@@ -112,8 +112,8 @@ func (b *logBuffer) run() {
 				return
 			}
 		}
+		last = b.now() // before the write, which a test may be waiting for
 		b.flush()
-		last = b.now()
 	}
 }
 
