@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/complybox/complybox/store"
 )
 
 // sink is a destination that keeps what it is given and can be held shut.
@@ -48,28 +50,28 @@ func (s *sink) held() (string, int) {
 	return s.buf.String(), s.writes
 }
 
-// pauseClock is the log's clock in tests: now moves only when told, and
-// every pause the log asks for is handed to the test, which ends it.
+// pauseClock is the log's clock in tests: a store.ManualClock whose
+// pauses are handed to the test, which ends each one.
 type pauseClock struct {
-	mu     sync.Mutex
-	t      time.Time
-	asked  chan time.Duration  // each pause asked for
-	ending chan chan time.Time // the channel that ends it
+	*store.ManualClock
+	asked chan pauseAsked
+}
+
+// pauseAsked is one pause the log asked for: how long, and the channel
+// that ends it.
+type pauseAsked struct {
+	d   time.Duration
+	end chan time.Time
 }
 
 func newPauseClock() *pauseClock {
-	return &pauseClock{t: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC),
-		asked: make(chan time.Duration, 1), ending: make(chan chan time.Time, 1)}
+	return &pauseClock{ManualClock: store.NewManualClock(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)),
+		asked: make(chan pauseAsked, 1)}
 }
-
-func (c *pauseClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *pauseClock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 func (c *pauseClock) after(d time.Duration) <-chan time.Time {
 	end := make(chan time.Time, 1)
-	c.ending <- end
-	c.asked <- d
+	c.asked <- pauseAsked{d, end}
 	return end
 }
 
@@ -78,9 +80,8 @@ func (c *pauseClock) after(d time.Duration) <-chan time.Time {
 func (c *pauseClock) pause(t *testing.T) (time.Duration, func()) {
 	t.Helper()
 	select {
-	case d := <-c.asked:
-		end := <-c.ending
-		return d, func() { end <- c.now() }
+	case p := <-c.asked:
+		return p.d, func() { p.end <- c.Now() }
 	case <-time.After(10 * time.Second):
 		t.Fatal("the log never paused")
 		return 0, nil
@@ -148,7 +149,7 @@ func TestLogBufferWritesALoneLineAtOnce(t *testing.T) {
 func TestLogBufferGathersABusySpellIntoOneWrite(t *testing.T) {
 	dst := &sink{got: make(chan struct{}, 1)}
 	clock := newPauseClock()
-	b := startLogBuffer(dst, clock.now, clock.after)
+	b := startLogBuffer(dst, clock.Now, clock.after)
 	defer b.Close()
 	arrived := func(want string, writes int) {
 		t.Helper()
@@ -176,17 +177,17 @@ func TestLogBufferGathersABusySpellIntoOneWrite(t *testing.T) {
 	if got, n := dst.held(); got != "first\n" || n != 1 {
 		t.Fatalf("during the pause the destination got %q in %d writes, want only the first line", got, n)
 	}
-	clock.advance(logBatch)
+	clock.Advance(logBatch)
 	end()
 	arrived("first\na\nb\nc\n", 2)
 
 	// A line after a quiet spell does not wait.
-	clock.advance(time.Second)
+	clock.Advance(time.Second)
 	b.Write([]byte("later\n"))
 	arrived("first\na\nb\nc\nlater\n", 3)
 	select {
-	case d := <-clock.asked:
-		t.Fatalf("a line after a quiet spell waited %v", d)
+	case p := <-clock.asked:
+		t.Fatalf("a line after a quiet spell waited %v", p.d)
 	default:
 	}
 
