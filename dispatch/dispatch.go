@@ -49,6 +49,11 @@ type Config struct {
 	MaxAttempts    int             // 5
 	Concurrency    int             // 16
 	Version        string          // in the User-Agent
+	// ReadyMaxAge is how long a claimed job may wait for a slot (100ms).
+	// An older one goes back to the schedule, so that what it was read
+	// with (the webhook's URL and secret) is read afresh: it waited
+	// behind slow attempts.
+	ReadyMaxAge time.Duration
 
 	// Now is the clock shared with the store; time.Now when nil.
 	Now func() time.Time
@@ -81,6 +86,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 16
+	}
+	if c.ReadyMaxAge <= 0 {
+		c.ReadyMaxAge = 100 * time.Millisecond
 	}
 	if c.Version == "" {
 		c.Version = "dev"
@@ -188,11 +196,6 @@ type claimedJob struct {
 	at    time.Time // real time of the scan that claimed it
 }
 
-// readyMaxAge is how long a claimed job may wait for a slot. An older one
-// goes back to the schedule, so that what it was read with (the webhook's
-// URL and secret) is read afresh: it waited behind slow attempts.
-const readyMaxAge = 100 * time.Millisecond
-
 // New returns a dispatcher over st. It registers itself to be woken by every
 // commit that enqueues work.
 func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
@@ -230,7 +233,7 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 // clock is moving, or the claims are at their bound), the store wakes the
 // loop, whose scan finds what is left. Ready jobs may outnumber the slots:
 // while every slot is busy, what a commit hands over waits here for one
-// (readyMaxAge at most) instead of costing a scan later; with a ready
+// (Config.ReadyMaxAge at most) instead of costing a scan later; with a ready
 // bound of one job per slot, complyperf's write phase declined about half
 // of the hand-overs.
 func (d *Dispatcher) offer(jobs []store.Job) bool {
@@ -413,7 +416,7 @@ func (d *Dispatcher) release() {
 // startReady starts up to n ready jobs, in due order, on d.mu, and reports
 // how many it started. Ready jobs of an environment whose clock is moving,
 // or any once the loop is stopping, are dropped with their claims: the
-// schedule still holds them. So are those older than readyMaxAge, for the
+// schedule still holds them. So are those older than Config.ReadyMaxAge, for the
 // loop's next scan.
 func (d *Dispatcher) startReady(n int) int {
 	started := 0
@@ -429,7 +432,7 @@ func (d *Dispatcher) startReady(n int) int {
 		if now.IsZero() {
 			now = time.Now()
 		}
-		if now.Sub(r.at) > readyMaxAge {
+		if now.Sub(r.at) > d.cfg.ReadyMaxAge {
 			d.unclaim(r)
 			d.backlog = true
 			continue

@@ -128,9 +128,9 @@ func TestBacklogReadOncePerBatch(t *testing.T) {
 }
 
 // TestStaleReadyJobGoesBack: a job that waited for a slot longer than
-// readyMaxAge is not sent with what it was read with (the webhook's URL
-// and secret may have changed since): its claim is released and the loop
-// reads the schedule again.
+// Config.ReadyMaxAge is not sent with what it was read with (the webhook's
+// URL and secret may have changed since): its claim is released and the
+// loop reads the schedule again.
 func TestStaleReadyJobGoesBack(t *testing.T) {
 	st := &backlogStore{scheduled: map[string]store.Job{}, sent: map[string]int{}, done: make(chan struct{})}
 	d := New(st, Config{PollInterval: time.Hour}, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -140,7 +140,7 @@ func TestStaleReadyJobGoesBack(t *testing.T) {
 	defer d.mu.Unlock()
 	stale := &lease{until: time.Now().Add(time.Minute)}
 	d.inflight[j.Claim()] = stale
-	d.ready = append(d.ready, claimedJob{j, stale, time.Now().Add(-2 * readyMaxAge)})
+	d.ready = append(d.ready, claimedJob{j, stale, time.Now().Add(-2 * d.cfg.ReadyMaxAge)})
 	if n := d.startReady(1); n != 0 {
 		t.Fatalf("started %d jobs, want none: the only ready job is stale", n)
 	}

@@ -141,14 +141,18 @@ func TestFreshJobsSkipTheSchedule(t *testing.T) {
 // TestFreshJobsWaitForBusySlots: while every slot runs a slow attempt,
 // the first attempts that commits hand over wait in memory for a slot, up
 // to the dispatcher's bound on claims, instead of being left for a scan of
-// the schedule once a slot frees.
+// the schedule once a slot frees. Their wait is bounded by ReadyMaxAge,
+// which is an hour here: at the default 100 ms, the sixteen commits under
+// -race on a busy 2-core CI machine outlasted it, and the jobs that had
+// waited longest went back to the schedule (11 reads).
 func TestFreshJobsWaitForBusySlots(t *testing.T) {
 	const slots, n = 4, 16 // every claim the dispatcher may hold: 4 × slots
 	gate := make(chan struct{})
 	var mu sync.Mutex
 	arrived := 0
 	first, all := make(chan struct{}), make(chan struct{})
-	s, _, _ := running(t, dispatch.Config{Concurrency: slots, PollInterval: time.Hour}, func(w http.ResponseWriter, r *http.Request) {
+	cfg := dispatch.Config{Concurrency: slots, PollInterval: time.Hour, ReadyMaxAge: time.Hour}
+	s, _, _ := running(t, cfg, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		arrived++
 		switch arrived {
