@@ -26,9 +26,15 @@ func TestRestartDeliversEverything(t *testing.T) {
 	)
 	var phase atomic.Int32
 	release := make(chan struct{})
+	// The receiver reports an arrival (rc.next) before it reads the phase,
+	// so the test waits for hung too before it moves the phase on: under
+	// -race on a busy machine the fourth attempt once read the next
+	// phase, failed, and was not due again when the third process started.
+	hung := make(chan struct{}, 8)
 	rc := handlerReceiver(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
 		switch phase.Load() {
 		case hang:
+			hung <- struct{}{}
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -66,6 +72,13 @@ func TestRestartDeliversEverything(t *testing.T) {
 	}
 	want[b.testEvent()] = true
 	rc.next(t)
+	for i := range 4 {
+		select {
+		case <-hung:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of 4 attempts hang at the receiver after 10s", i)
+		}
+	}
 	phase.Store(fail)
 	fifth := b.testEvent()
 	want[fifth] = true
