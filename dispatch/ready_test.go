@@ -96,7 +96,10 @@ func TestBacklogReadOncePerBatch(t *testing.T) {
 			Delivery: &store.DeliveryTask{DeliveryID: id, URL: rc.URL, Payload: []byte("{}"), Attempt: 1, RoundAttempt: 1}}
 	}
 	// The poll interval is far away: only the loop's own wake-ups drive it.
-	d := New(st, Config{PollInterval: time.Hour, Concurrency: concurrency}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// So is ReadyMaxAge: a ready job that outwaits it on a busy machine
+	// goes back to the schedule, which costs a scan (TestStaleReadyJobGoesBack).
+	cfg := Config{PollInterval: time.Hour, Concurrency: concurrency, ReadyMaxAge: time.Hour}
+	d := New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { d.Run(ctx); close(stopped) }()
