@@ -233,9 +233,9 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 // clock is moving, or the claims are at their bound), the store wakes the
 // loop, whose scan finds what is left. Ready jobs may outnumber the slots:
 // while every slot is busy, what a commit hands over waits here for one
-// (Config.ReadyMaxAge at most) instead of costing a scan later; with a ready
-// bound of one job per slot, complyperf's write phase declined about half
-// of the hand-overs.
+// (Config.ReadyMaxAge at most) instead of costing a scan later; with a
+// ready bound of one job per slot, complyperf's write phase declined about
+// half of the hand-overs.
 func (d *Dispatcher) offer(jobs []store.Job) bool {
 	if !d.running.Load() || d.stopping.Load() {
 		return false
@@ -416,8 +416,8 @@ func (d *Dispatcher) release() {
 // startReady starts up to n ready jobs, in due order, on d.mu, and reports
 // how many it started. Ready jobs of an environment whose clock is moving,
 // or any once the loop is stopping, are dropped with their claims: the
-// schedule still holds them. So are those older than Config.ReadyMaxAge, for the
-// loop's next scan.
+// schedule still holds them. So are those older than Config.ReadyMaxAge,
+// for the loop's next scan.
 func (d *Dispatcher) startReady(n int) int {
 	started := 0
 	var now time.Time
