@@ -577,6 +577,10 @@ func TestSDKAPI(t *testing.T) {
 			`{"email":5}`:                       "email",
 			`{"address":"1 Main St"}`:           "address", // not enabled by basic-kyc-level
 			`{"email":"ada@example.com","x":1}`: "x",
+			// As on the partner's API: exact names, each once.
+			`{"email":"ada@example.com","email":"eve@example.com"}`: "email",
+			`{"EMAIL":"ada@example.com"}`:                           "EMAIL",
+			`{"fields":{"phone":"+49 30 1","phone":"+49 30 2"}}`:    "phone",
 		} {
 			r := in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, body)
 			wantStatusCode(t, r, 400, body)

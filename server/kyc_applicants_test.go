@@ -800,3 +800,50 @@ func TestLivenessFramesOneByOne(t *testing.T) {
 		t.Errorf("liveness frames kept: %d, want the 20 newest of 22", len(kept))
 	}
 }
+
+// TestApplicantMemberNamesAreExact: the applicant and row bodies are kept
+// raw (fields the level does not enable are dropped), yet a member that
+// names one of their fields only when case is ignored, or one given twice,
+// is a 400 naming it, as for every other body; nothing is written.
+// (Before, the last of two won and "LASTNAME" was dropped unnoticed.)
+func TestApplicantMemberNamesAreExact(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("exact", "Lovelace")
+	in.createCompany("exact-co", "Exact GmbH", map[string]any{"fullName": "Ada Lovelace", "roles": []string{"director"}})
+	for _, c := range []struct{ method, path, body, field, want string }{
+		{"POST", "/v1/applicants", `{"externalUserId":"dup1","externalUserId":"dup2"}`, "externalUserId", "given twice"},
+		{"POST", "/v1/applicants", `{"externalUserId":"dup3","lastName":"a","lastName":"b"}`, "lastName", "given twice"},
+		{"POST", "/v1/applicants", `{"externalUserId":"cs1","LASTNAME":"x"}`, "LASTNAME", "case-sensitive (lastName)"},
+		{"POST", "/v1/applicants", `{"externalUserId":"co9","type":"company","companyName":"C","ubos":[{"fullName":"A","roles":["director"]},{"fullName":"B","fullName":"C","roles":["director"]}]}`,
+			"ubos[1].fullName", "given twice"},
+		{"POST", "/v1/applicants", `{"externalUserId":"co9","type":"company","companyName":"C","ubos":[{"FullName":"A","roles":["director"]}]}`,
+			"ubos[0].FullName", "case-sensitive (fullName)"},
+		{"PATCH", "/v1/applicants/exact", `{"firstName":"x","firstName":"y"}`, "firstName", "given twice"},
+		{"PATCH", "/v1/applicants/exact", `{"MIDDLENAME":"x"}`, "MIDDLENAME", "case-sensitive (middleName)"},
+		{"PATCH", "/v1/applicants/exact-co/company-info", `{"registeredAddress":"a","registeredAddress":"b"}`, "registeredAddress", "given twice"},
+		{"PATCH", "/v1/applicants/exact-co/company-info", `{"EMAIL":"x@y.example"}`, "EMAIL", "case-sensitive (email)"},
+		{"POST", "/v1/applicants/exact-co/ubos", `{"fullName":"A","fullName":"B","roles":["director"]}`, "fullName", "given twice"},
+		{"POST", "/v1/applicants/exact-co/ubos", `{"FULLNAME":"A","fullName":"B","roles":["director"]}`, "FULLNAME", "case-sensitive (fullName)"},
+		{"PATCH", "/v1/applicants/exact-co/ubos/0", `{"ownershipPercent":10,"ownershipPercent":20}`, "ownershipPercent", "given twice"},
+	} {
+		r := in.expect(400, c.method, c.path, c.body)
+		if code, f := errField(t, r); code != "validation_failed" || f != c.field || !strings.Contains(string(r.Body), c.want) {
+			t.Errorf("%s %s %s: %s naming %q (%s), want validation_failed naming %q with %q", c.method, c.path, c.body, code, f, r.Body, c.field, c.want)
+		}
+	}
+	for _, id := range []string{"dup1", "dup2", "dup3", "cs1", "co9"} {
+		in.expect(404, "GET", "/v1/applicants/"+id, nil)
+	}
+	a := in.expect(200, "GET", "/v1/applicants/exact", nil).m(t)
+	if info := a["info"].(map[string]any); info["firstName"] != "Ada" || info["middleName"] != nil || info["lastName"] != "Lovelace" {
+		t.Errorf("refused patches changed the applicant: %v", info)
+	}
+	var rows struct{ Items []map[string]any }
+	in.expect(200, "GET", "/v1/applicants/exact-co/ubos", nil).json(t, &rows)
+	if len(rows.Items) != 1 || rows.Items[0]["ownershipPercent"] != 0.0 || rows.Items[0]["fullName"] != "Ada Lovelace" {
+		t.Errorf("refused row bodies changed the rows: %v", rows.Items)
+	}
+	// Members that name no field stay ignored, repeated or in any case.
+	in.expect(201, "POST", "/v1/applicants", `{"externalUserId":"extra","lastName":"L","bogus":1,"bogus":2,"BOGUS":3}`, beyondContract, droppedField)
+}

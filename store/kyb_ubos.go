@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -122,6 +123,15 @@ func (r *uboRow) spawned() bool { return r.LinkedApplicantID != "" }
 // the partial body of PATCH …/ubos/{uboIndex}. Kept raw so that presence,
 // null and the JSON type of each field are known.
 type UboInput map[string]json.RawMessage
+
+// JSONMembers names the members of a row's input (wire.Members), so that
+// one given twice or named in another case is refused as a struct's field
+// would be; the row's other members (linkedApplicantId, source…) are
+// ignored.
+func (UboInput) JSONMembers() map[string]reflect.Type {
+	return map[string]reflect.Type{"fullName": nil, "dateOfBirth": nil, "ownershipPercent": nil,
+		"roles": nil, "email": nil, "nationality": nil}
+}
 
 // applyUboInput validates the row fields present in in and writes them to
 // r. create requires fullName and roles. Link fields (linkedApplicantId,

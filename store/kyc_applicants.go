@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -266,6 +267,22 @@ func (a *diskApplicant) inFlight() bool {
 // ApplicantInput is the body of POST /v1/applicants, kept raw so that
 // fields the level does not enable are dropped before any validation.
 type ApplicantInput map[string]json.RawMessage
+
+// JSONMembers names the members an ApplicantInput can carry (the data
+// fields of both applicant types and the members of a create), so that
+// one given twice or named in another case is refused as a struct's field
+// would be (wire.Members); other members are ignored.
+func (ApplicantInput) JSONMembers() map[string]reflect.Type {
+	m := map[string]reflect.Type{"externalUserId": nil, "type": nil, "verificationLevelName": nil,
+		"ubos": reflect.TypeFor[[]UboInput]()}
+	for _, f := range individualFields() {
+		m[f] = nil
+	}
+	for _, f := range companyFields() {
+		m[f] = nil
+	}
+	return m
+}
 
 // CreateApplicant creates an applicant, or returns the stored one unchanged
 // (created false) when externalUserId exists. Returns EINVALID naming the

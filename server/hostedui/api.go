@@ -93,7 +93,7 @@ func (ui *UI) State(w http.ResponseWriter, r *http.Request, token string) error 
 // fields (bare, or wrapped in "fields" or "info"); 409 field_locked naming a
 // locked field sent with another value, 400 naming a bad one.
 func (ui *UI) PersonalInfo(w http.ResponseWriter, r *http.Request, token string) error {
-	var in map[string]json.RawMessage
+	var in store.ApplicantInput
 	if err := wire.Decode(r, &in); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -199,5 +200,39 @@ func TestDecodeMemberNames(t *testing.T) {
 		if err := DecodeBytes([]byte(ok), &v); err != nil {
 			t.Errorf("%s: %v", ok, err)
 		}
+	}
+}
+
+// membersBody is a body kept raw whose member names are a fixed set.
+type membersBody map[string]json.RawMessage
+
+func (membersBody) JSONMembers() map[string]reflect.Type {
+	return map[string]reflect.Type{"name": nil, "rows": reflect.TypeFor[[]membersBody]()}
+}
+
+// TestDecodeMembers: a map body that names its members (Members) holds
+// them to a struct's rules, in nested rows too; what names no member is
+// ignored, repeated or not.
+func TestDecodeMembers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ body, field, want string }{
+		{`{"name":"a","name":"b"}`, "name", "given twice"},
+		{`{"NAME":"a"}`, "NAME", "case-sensitive (name)"},
+		{`{"rows":[{"name":"a"},{"name":"a","other":1,"name":"b"}]}`, "rows[1].name", "given twice"},
+		{`{"rows":[{"Name":"a"}]}`, "rows[0].Name", "case-sensitive (name)"},
+	} {
+		var v membersBody
+		err := DecodeBytes([]byte(c.body), &v)
+		var e *store.Error
+		if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != c.field || !strings.Contains(e.Message, c.want) {
+			t.Errorf("%s: got %v, want EINVALID field %q with %q", c.body, err, c.field, c.want)
+		}
+	}
+	var v membersBody
+	if err := DecodeBytes([]byte(`{"name":"a","x":1,"x":2,"X":3,"rows":[{"name":"b","y":{"z":1,"z":2}}]}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if string(v["name"]) != `"a"` || string(v["x"]) != "2" {
+		t.Errorf("decoded %v", v)
 	}
 }

@@ -61,6 +61,16 @@ type field struct {
 	typ  reflect.Type
 }
 
+// Members is implemented by a body type that decodes as a map, so that
+// the store sees exactly which members were sent, but whose member names
+// are a fixed set all the same (store.ApplicantInput, store.UboInput):
+// checkKeys holds those names to the rules of a struct's fields. Each
+// name maps to the Go type its value is later decoded into, nil for a
+// value taken as it is (a string, a number).
+type Members interface {
+	JSONMembers() map[string]reflect.Type
+}
+
 // opaque reports whether values of t decode by rules of their own (a
 // json.Unmarshaler, json.RawMessage, an interface), whose members are not
 // Go fields.
@@ -161,17 +171,24 @@ func (k *keyWalk) scalar() {
 }
 
 // object walks the object at k.i, decoded into t: a member of a struct
-// that names a field must name it exactly, and only once.
+// (or of a map that is Members) that names a field must name it exactly,
+// and only once.
 func (k *keyWalk) object(t reflect.Type, path string) error {
 	k.i++ // {
 	var fieldList [16]field
 	var fields []field
 	var elem reflect.Type
-	isStruct := t != nil && t.Kind() == reflect.Struct
-	if isStruct {
+	named := t != nil && t.Kind() == reflect.Struct // members are fields
+	if named {
 		fields = jsonFields(t, fieldList[:0])
 	} else if t != nil && t.Kind() == reflect.Map {
 		elem = t.Elem()
+		if m, ok := reflect.Zero(t).Interface().(Members); ok {
+			named, elem = true, nil
+			for name, typ := range m.JSONMembers() {
+				fields = append(fields, field{name, typ})
+			}
+		}
 	}
 	var seenList [16][]byte
 	seen := seenList[:0] // the fields named so far
@@ -183,15 +200,15 @@ func (k *keyWalk) object(t reflect.Type, path string) error {
 		}
 		name := k.str()
 		vt := elem
-		if isStruct {
-			vt = nil
+		if named {
+			found := false
 			for _, f := range fields {
 				if f.name == string(name) {
-					vt = f.typ
+					vt, found = f.typ, true
 					break
 				}
 			}
-			if vt == nil {
+			if !found {
 				for _, f := range fields {
 					if bytes.EqualFold([]byte(f.name), name) {
 						m := member(path, name)
