@@ -652,14 +652,19 @@ func (d DispatchConfig) validate() error {
 	if d.MaxAttempts < 1 {
 		return configError("dispatch.max_attempts", "must be at least 1")
 	}
-	if d.Concurrency < 1 {
-		return configError("dispatch.concurrency", "must be at least 1")
+	if d.Concurrency < 1 || d.Concurrency > maxConcurrency {
+		return configError("dispatch.concurrency", "must be 1 to %d", maxConcurrency)
 	}
 	if !slices.Contains([]string{"never", "loopback", "always"}, d.AllowHTTP) {
 		return configError("dispatch.allow_http", "%q is not never, loopback or always", d.AllowHTTP)
 	}
 	return nil
 }
+
+// maxConcurrency bounds dispatch.concurrency: the dispatcher holds up to
+// four times as many claimed jobs in memory and as many open connections
+// as attempts in flight, so a larger value only exhausts the process.
+const maxConcurrency = 1024
 
 // allowsCallback applies allow_http and allow_private_networks to the KYC
 // callback URL, as PUT /webhooks/outbound does to the custody URL: plain

@@ -290,6 +290,7 @@ func TestValidate(t *testing.T) {
 		{"RetryDelayNegative", "[dispatch]\nretry_delays = [\"1s\", \"-1s\"]", "dispatch.retry_delays[1]"},
 		{"MaxAttemptsZero", "[dispatch]\nmax_attempts = 0", "dispatch.max_attempts"},
 		{"ConcurrencyZero", "[dispatch]\nconcurrency = 0", "dispatch.concurrency"},
+		{"ConcurrencyHuge", "[dispatch]\nconcurrency = 100000000", "dispatch.concurrency"},
 		{"AllowHTTP", "[dispatch]\nallow_http = \"sometimes\"", "dispatch.allow_http"},
 		{"StepDelayNegative", "[chain]\nstep_delay = \"-3s\"", "chain.step_delay"},
 		{"LogLevel", "[log]\nlevel = \"verbose\"", "log.level"},
