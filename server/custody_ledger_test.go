@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -780,6 +781,26 @@ func TestConfiguredAssetsAddAndReplace(t *testing.T) {
 	}
 	if len(assets.Items) != 6 {
 		t.Errorf("%d assets, want the 5 built-ins (ETH replaced) and DOGE", len(assets.Items))
+	}
+	// Catalog order, as the document says: the built-ins (a replaced one
+	// in its place), then what [[assets]] adds; the same page by page.
+	var order []string
+	for cursor := ""; ; {
+		var page struct {
+			Items      []struct{ Symbol string }
+			NextCursor *string
+		}
+		in.expect(200, "GET", "/assets?limit=4"+cursor, nil).json(t, &page)
+		for _, a := range page.Items {
+			order = append(order, a.Symbol)
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = "&cursor=" + *page.NextCursor
+	}
+	if got := strings.Join(order, ","); got != "BTC,ETH,USDC,XRP,SOL,DOGE" {
+		t.Errorf("catalog order %s, want BTC,ETH,USDC,XRP,SOL,DOGE", got)
 	}
 	fields(t, "ETH", bySymbol["ETH"], map[string]any{"usdPrice": "4000.5", "networkFee": "0.001", "decimals": 18.0})
 	fields(t, "XRP", bySymbol["XRP"], map[string]any{"network": "ripple", "needsMemo": true, "decimals": 6.0})
