@@ -287,7 +287,9 @@ func TestManualRetryFreshRound(t *testing.T) {
 	rc.next(t)
 	in.waitDelivery(id, "dead", 2)
 	in.expect(200, "POST", "/webhooks/deliveries/"+id+"/retry", nil)
-	rc.next(t)
+	if got := rc.next(t).Header.Get("X-Webhook-Id"); got != id {
+		t.Errorf("X-Webhook-Id %q on a manual retry, want the delivery's id %s", got, id)
+	}
 	in.waitDelivery(id, "failed", 3)
 	in.expect(200, "POST", "/webhooks/deliveries/"+id+"/retry", nil) // failed is retryable too, due now
 	rc.next(t)
