@@ -421,13 +421,13 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	}
 	tb.a11y()
 
-	tb.expectError("status of 404")
+	tb.expectError("status of 410")
 	tb.open("/l/nope")
 	tb.contains("Verification link not found")
 	tb.a11y()
 	tb.shot("hosted-link-not-found")
 	r := doRequest(t, "GET", in.URL+"/l/nope", nil, "Accept", "text/html")
-	if r.Status != 404 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || r.Header.Get("Content-Security-Policy") == "" {
+	if r.Status != 410 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || r.Header.Get("Content-Security-Policy") == "" {
 		t.Fatalf("/l/nope: %d %s CSP %q", r.Status, r.Header.Get("Content-Type"), r.Header.Get("Content-Security-Policy"))
 	}
 	if r := doRequest(t, "GET", in.URL+"/l/nope", nil, "Accept", "application/json"); r.Status != 404 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {

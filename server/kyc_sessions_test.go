@@ -41,8 +41,8 @@ func TestVerificationSessions(t *testing.T) {
 	if resp.StatusCode != 302 || resp.Header.Get("Location") != link.URL {
 		t.Errorf("short link: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	if resp := noRedirect(t, in.URL+"/l/nope"); resp.StatusCode != 404 {
-		t.Errorf("unknown short link: %d", resp.StatusCode)
+	if resp := noRedirect(t, in.URL+"/l/nope"); resp.StatusCode != http.StatusGone {
+		t.Errorf("unknown short link: %d, want the 410 page of a link not found", resp.StatusCode)
 	}
 	t.Run("ErrInvalid", func(t *testing.T) {
 		for _, c := range []struct {

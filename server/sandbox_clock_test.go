@@ -157,6 +157,18 @@ func TestSandboxClockExpiresLinks(t *testing.T) {
 	if h.Items[0].AtUtc != link.ExpiresAt || link.ExpiresAt != ms(testStart.Add(time.Hour)) {
 		t.Errorf("enrollment.expired at %s, link expiring at %s", h.Items[0].AtUtc, link.ExpiresAt)
 	}
+	// A day after the expiry retention removes the session with its short
+	// link (one removal; store.TestRetention sees both buckets empty);
+	// the link and the page still answer 410, not 404.
+	if mv := in.moveClock(map[string]any{"advanceBy": "48h"}); mv.Ran["retention"] != 1 {
+		t.Errorf("ran %v: retention removes the session and its short link", mv.Ran)
+	}
+	if r := noRedirect(t, in.URL+"/l/"+link.ShortCode); r.StatusCode != http.StatusGone {
+		t.Errorf("short link after retention: %d", r.StatusCode)
+	}
+	if r := in.sdkGet("/sdk/" + link.Token); r.Status != http.StatusGone {
+		t.Errorf("/sdk page after retention: %d", r.Status)
+	}
 }
 
 // TestSandboxClockClearsRateLimits: spawn-kyc refused with 429, the clock

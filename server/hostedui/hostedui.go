@@ -120,14 +120,24 @@ func (ui *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
 		page.Title, page.Text = p.T("gone.title"), p.T("gone.text")
 		ui.write(w, r, "message", page, http.StatusGone)
 	case store.EUNAUTHORIZED:
-		page.Title, page.Text = p.T("notfound.title"), p.T("notfound.text")
-		ui.write(w, r, "message", page, http.StatusGone)
+		ui.unknownLink(w, r)
 	case store.ENOTFOUND:
 		page.Title, page.Text = p.T("notfound.title"), p.T("notfound.text")
 		ui.write(w, r, "message", page, http.StatusNotFound)
 	default:
 		ui.writeError(w, r, err)
 	}
+}
+
+// unknownLink answers the page of a token or short code the store does not
+// know: 410 (SPEC §3.8), "link not found". A short link's code is unknown
+// too once retention has removed the link, a day after it expired, and it
+// must still answer 410 (SPEC §3.4).
+func (ui *UI) unknownLink(w http.ResponseWriter, r *http.Request) {
+	page := ui.messagePage(r)
+	p := &sdkPage{ui: ui, Lang: page.Lang}
+	page.Title, page.Text = p.T("notfound.title"), p.T("notfound.text")
+	ui.write(w, r, "message", page, http.StatusGone)
 }
 
 // messagePage is the look of the page for a link that is gone: the

@@ -5,20 +5,28 @@ import (
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
+
+	"github.com/complybox/complybox/store"
 )
 
 // ShortLink serves GET /l/:code: a redirect (302) to the link's hosted-UI
 // session. /l/ is a link people open in a browser, so an expired link is
-// the friendly 410 page and an unknown one the friendly 404 page, in the
+// the friendly 410 page, and so is an unknown one ("link not found"), as
+// for an unknown token's page: retention removes a link a day after it
+// expired, and its code must still answer 410. The pages come in the
 // session's language and theme when known, with the hosted UI's CSP. Only
 // a client that asks for JSON and not for HTML (a script checking a link)
-// gets the API's JSON error instead.
+// gets the API's JSON error instead (404 link_not_found, 410 link_expired).
 func (ui *UI) ShortLink(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	target, err := ui.store.ShortLink(ps.ByName("code"))
 	if err != nil {
 		accept := r.Header.Get("Accept")
 		if strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/html") {
 			ui.writeError(w, r, err)
+			return
+		}
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			ui.unknownLink(w, r)
 			return
 		}
 		ui.fail(w, r, err)
