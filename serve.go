@@ -19,6 +19,7 @@ import (
 
 	"github.com/complybox/complybox/dispatch"
 	"github.com/complybox/complybox/server"
+	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
 
@@ -177,7 +178,7 @@ func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logg
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(wire.ProtocolErrors(ln)) }()
 
 	if err := waitRunning(ctx, disp); err != nil {
 		srv.Close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -8,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -54,6 +56,26 @@ func TestServe(t *testing.T) {
 		}
 		if status, _ := call(t, "GET", s.URL+"/webhooks/outbound", s.Key, s.Secret+"x", nil); status != 401 {
 			t.Fatalf("wrong secret: status %d, want 401", status)
+		}
+	})
+	t.Run("UnreadableRequest", func(t *testing.T) {
+		// Refused by net/http before any handler, yet answered as every
+		// error is (SPEC §2): JSON with an X-Request-Id (wire.ProtocolErrors).
+		c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "GET /healthz HTTP/1.1\r\nContent-Length: abc\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("X-Request-Id") == "" ||
+			!strings.Contains(string(body), `"code":"bad_request"`) {
+			t.Fatalf("%d %v %s", resp.StatusCode, resp.Header, body)
 		}
 	})
 	t.Run("PublicURLFromListen", func(t *testing.T) {
