@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"image"
 	"reflect"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/complybox/complybox/store/imagecheck"
+	"github.com/complybox/complybox/store/imagequality"
 )
 
 // ID document types of direct verification.
@@ -47,6 +49,16 @@ func DecodeImage(field, value string, allowPDF bool) (imagecheck.Image, error) {
 func (s *Store) decodeImage(field, value string, allowPDF bool) (imagecheck.Image, error) {
 	img, err := s.decodes.Decode(field, value, allowPDF)
 	return img, fieldError(err)
+}
+
+// AssessImage measures the quality of an uploaded JPEG or PNG against th
+// (package imagequality) on the image decoded under the checks and within
+// the decode budget of every upload (SPEC §3.4), never beyond them: ok is
+// false for a PDF, for an image those checks refuse and when the decoder
+// is busy, and the upload's own checks then answer for it.
+func (s *Store) AssessImage(data []byte, th imagequality.Thresholds) (rep imagequality.Report, ok bool) {
+	err := s.decodes.Use("image", data, func(img image.Image) { rep, ok = imagequality.Assess(img, th), true })
+	return rep, ok && err == nil
 }
 
 // checkImage checks the decoded upload data of field completely, within the

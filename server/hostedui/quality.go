@@ -41,7 +41,7 @@ func (ui *UI) assess(up store.SDKUpload) (string, map[string][]string) {
 	found := map[string][]string{}
 	var fields []string
 	for _, f := range up.Files {
-		rep, ok := imagequality.AssessBytes(f.Data, ui.quality)
+		rep, ok := ui.store.AssessImage(f.Data, ui.quality)
 		if !ok || rep.OK() {
 			continue
 		}

@@ -286,6 +286,12 @@ const maxDecodeMemory = 256 << 20
 // header and, unless headerOnly, decodes completely within lim's budget; it
 // returns its dimensions.
 func checkRaster(field, contentType string, data []byte, lim *Limiter, headerOnly bool) (int, int, error) {
+	return decodeRaster(field, contentType, data, lim, headerOnly, nil)
+}
+
+// decodeRaster is checkRaster that, after a complete decode, hands the
+// decoded image to use (when not nil) while its memory is still reserved.
+func decodeRaster(field, contentType string, data []byte, lim *Limiter, headerOnly bool, use func(image.Image)) (int, int, error) {
 	decodeConfig, decodePixels, perByte, name := jpeg.DecodeConfig, jpeg.Decode, int64(jpegPixelsPerByte), "JPEG"
 	if contentType == TypePNG {
 		decodeConfig, decodePixels, perByte, name = png.DecodeConfig, png.Decode, pngPixelsPerByte, "PNG"
@@ -323,8 +329,12 @@ func checkRaster(field, contentType string, data []byte, lim *Limiter, headerOnl
 		return 0, 0, err
 	}
 	defer release()
-	if _, err := decodePixels(bytes.NewReader(data)); err != nil {
+	img, err := decodePixels(bytes.NewReader(data))
+	if err != nil {
 		return 0, 0, rasterError(field, name, err)
+	}
+	if use != nil {
+		use(img)
 	}
 	return w, h, nil
 }

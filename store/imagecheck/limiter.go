@@ -2,6 +2,7 @@ package imagecheck
 
 import (
 	"errors"
+	"image"
 	"sync"
 )
 
@@ -46,6 +47,23 @@ func (l *Limiter) Check(field string, data []byte, allowPDF bool) (Image, error)
 // Besides a *FieldError it returns ErrBusy.
 func (l *Limiter) Decode(field, value string, allowPDF bool) (Image, error) {
 	return decode(field, value, allowPDF, l, false)
+}
+
+// Use decodes data, a JPEG or PNG, under the same checks as Check (its
+// header first: size, dimensions, the memory it needs) and within the
+// limiter's budget, and hands the decoded image to use while that memory
+// is still reserved. Besides a *FieldError (for a PDF or any other format
+// too) it returns ErrBusy.
+func (l *Limiter) Use(field string, data []byte, use func(image.Image)) error {
+	if len(data) > MaxBytes {
+		return invalid(field, "%s is %d bytes; at most 10 MiB (%d bytes) is allowed", field, len(data), MaxBytes)
+	}
+	ct := sniffImage(data)
+	if ct != TypeJPEG && ct != TypePNG {
+		return invalid(field, "%s must be a JPEG or PNG image", field)
+	}
+	_, _, err := decodeRaster(field, ct, data, l, false, use)
+	return err
 }
 
 // Acquire reserves n bytes of decode memory, waiting in line while the

@@ -3,14 +3,13 @@
 // vendors warn an applicant before they submit: too small, too dark,
 // overexposed, glare, blurry. It only measures; whether a problem refuses
 // the upload is the caller's choice (complybox warns and lets the
-// applicant retake or go on). A leaf package: the standard library only.
+// applicant retake or go on). It never decodes: an upload is decoded under
+// the checks and within the decode budget of every upload, by
+// store.AssessImage. A leaf package: the standard library only.
 package imagequality
 
 import (
-	"bytes"
 	"image"
-	_ "image/jpeg" // the formats uploads come in
-	_ "image/png"
 )
 
 // Problems an image can have, as codes (the hosted UI words them).
@@ -58,16 +57,6 @@ type Report struct {
 
 // OK reports whether no problem was found.
 func (r Report) OK() bool { return len(r.Problems) == 0 }
-
-// AssessBytes decodes a JPEG or PNG and assesses it; ok is false for
-// anything else (a PDF is not assessed).
-func AssessBytes(data []byte, th Thresholds) (rep Report, ok bool) {
-	img, _, err := image.Decode(bytes.NewReader(data))
-	if err != nil {
-		return Report{}, false
-	}
-	return Assess(img, th), true
-}
 
 // Assess measures img against th.
 func Assess(img image.Image, th Thresholds) Report {

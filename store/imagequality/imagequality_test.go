@@ -1,11 +1,8 @@
 package imagequality
 
 import (
-	"bytes"
 	"image"
 	"image/color"
-	"image/jpeg"
-	"image/png"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -73,27 +70,6 @@ func TestAssessGlare(t *testing.T) {
 	rep := Assess(img, DefaultThresholds())
 	if !slices.Equal(rep.Problems, []string{Glare}) {
 		t.Fatalf("problems %v (mean %.1f, glare %.3f)", rep.Problems, rep.MeanLuma, rep.GlareShare)
-	}
-}
-
-// TestAssessBytes: JPEG and PNG are decoded; anything else is not assessed.
-func TestAssessBytes(t *testing.T) {
-	t.Parallel()
-	var p, j bytes.Buffer
-	if err := png.Encode(&p, flat(800, 600, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := jpeg.Encode(&j, noise(800, 600, 6), &jpeg.Options{Quality: 95}); err != nil {
-		t.Fatal(err)
-	}
-	if rep, ok := AssessBytes(p.Bytes(), DefaultThresholds()); !ok || !slices.Contains(rep.Problems, TooDark) {
-		t.Fatalf("black PNG: %+v %v", rep, ok)
-	}
-	if rep, ok := AssessBytes(j.Bytes(), DefaultThresholds()); !ok || !rep.OK() {
-		t.Fatalf("noise JPEG: %+v %v", rep, ok)
-	}
-	if _, ok := AssessBytes([]byte("%PDF-1.4"), DefaultThresholds()); ok {
-		t.Fatal("a PDF was assessed")
 	}
 }
 
