@@ -1,6 +1,6 @@
-// Package dispatch runs complybox's one background loop: it claims due work
-// from the store's durable schedule and does it — signed webhook deliveries
-// and the sandbox simulators' steps.
+// Package dispatch runs the loop over the store's durable schedule: it
+// claims due work and does it — signed webhook deliveries, the sandbox
+// simulators' steps, link expiry and retention batches.
 package dispatch
 
 import (

@@ -105,6 +105,8 @@ func (s *Server) routes() {
 	r.PATCH("/v1/applicants/:id/ubos/:uboIndex", s.api(s.patchUbo))
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/spawn-kyc", s.api(s.spawnKYC))
 	r.POST("/v1/applicants/:id/ubos/:uboIndex/regenerate-link", s.api(s.regenerateLink))
+
+	// Verification: applicant events (SPEC §3.7) and short links (§3.4).
 	r.GET("/v1/webhooks/events/catalog", s.api(s.kycCatalog))
 	r.POST("/v1/webhooks/test", s.api(s.testCallback))
 	r.GET("/l/:code", ui.ShortLink)

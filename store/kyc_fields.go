@@ -69,6 +69,10 @@ func IsCountry(s string) bool {
 	return i >= 0 && i%4 == 0
 }
 
+// CountryCodes lists the ISO 3166-1 alpha-3 codes IsCountry accepts, for
+// the hosted UI's country pickers.
+func CountryCodes() []string { return strings.Fields(countryCodes) }
+
 // CountryCount returns how many country codes are known (249).
 func CountryCount() int { return len(strings.Fields(countryCodes)) }
 

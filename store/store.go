@@ -5,9 +5,15 @@
 // Files are named by domain: kyc_, kyb_, custody_, outbox_, hostedui_ and
 // console_, with the transaction, schedule and error machinery unprefixed.
 // Pure helpers that never touch a transaction are leaf packages under
-// store that never import it: imagecheck (uploads), decimal (amounts),
-// screening (sanctions list, age) and urlpolicy (webhook destinations,
-// also used by dispatch). Their field errors become EINVALID here.
+// store that never import it: imagecheck (uploads), imagequality (the
+// hosted UI's photo checks, run on images imagecheck decoded), decimal
+// (amounts), screening (sanctions list, age) and urlpolicy (webhook
+// destinations, also used by dispatch). Their field errors become EINVALID
+// here.
+//
+// Besides the dispatcher's loop, a store runs one goroutine of its own: the
+// fold that moves the filter indexes' logs into the indexes
+// (list_filter_log.go), started by Open and stopped by Close.
 package store
 
 import (

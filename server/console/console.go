@@ -260,8 +260,8 @@ func (c *Console) fail(w http.ResponseWriter, r *Request, err error) {
 		c.log.Error("console internal error", "method", r.Method, "path", r.URL.Path, "requestId", wire.RequestID(r.Request), "err", err)
 		msg = "Something went wrong on our side; the request id is in the logs."
 	}
-	if e.Code == store.ERATELIMIT {
-		wire.SetRetryAfter(w, e.RetryAfter)
+	if e.Code == store.ERATELIMIT || e.Code == store.EUNAVAILABLE {
+		wire.SetRetryAfter(w, e.RetryAfter) // as wire.Error does: every 429 and 503
 	}
 	data := map[string]any{"Status": status, "StatusText": http.StatusText(status), "Message": msg, "Field": e.Field,
 		"RequestID": wire.RequestID(r.Request)}
