@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -1220,5 +1221,43 @@ func TestSDKPageFormBodies(t *testing.T) {
 	r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: make([]byte, 26<<20)})
 	if code, _ := errField(t, r); r.Status != 413 || code != "body_too_large" {
 		t.Errorf("page API: %d %s", r.Status, code)
+	}
+}
+
+// TestSDKTakesNoDataAfterGreen: GREEN is terminal (SPEC §3.5): the session
+// that led to it cannot replace the approved data afterwards (409
+// review_completed, through the page API and the page's forms), so the
+// verdict never stands over data nobody reviewed; the state says so.
+func TestSDKTakesNoDataAfterGreen(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("green1", "Green")
+	token := in.sdkSession("green1", nil)
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 50)}), 201, "front")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 51)}), 201, "selfie")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
+	in.expect(200, "POST", "/v1/applicants/green1/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
+	before := in.expect(200, "GET", "/v1/applicants/green1", nil).m(t)
+
+	for _, r := range []*response{
+		in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"someone@example.com"}`),
+		in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 52)}),
+	} {
+		wantStatusCode(t, r, 409, "data after GREEN")
+		if code, _ := errField(t, r); code != "review_completed" {
+			t.Errorf("code %s, want review_completed", code)
+		}
+	}
+	r := in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"email": {"someone@example.com"}})
+	wantStatusCode(t, r, 409, "the page's form after GREEN")
+	wantHTML(t, r, `Your verification is complete. Nothing more is needed.`)
+	var st struct{ AcceptsData bool }
+	in.sdkAPI("GET", "/api/v1/sdk/state", token, "").json(t, &st)
+	if st.AcceptsData {
+		t.Error("the state says the session accepts data after GREEN")
+	}
+	after := in.expect(200, "GET", "/v1/applicants/green1", nil).m(t)
+	if fmt.Sprint(after["info"], after["documents"], after["review"]) != fmt.Sprint(before["info"], before["documents"], before["review"]) {
+		t.Errorf("the applicant changed after GREEN:\n%v\n%v", before, after)
 	}
 }

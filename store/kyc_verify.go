@@ -112,6 +112,23 @@ func (a *diskApplicant) acceptsData() error {
 	return nil
 }
 
+// sdkAcceptsData is acceptsData for the applicant's own hosted session: a
+// GREEN verdict is terminal too (SPEC §3.5), so the data it approved is not
+// replaced from the session afterwards, leaving GREEN over data nobody
+// reviewed; the partner resets the applicant (or moves it to another level)
+// to collect new data. A company's beneficial-owner rows are not step data:
+// one added after the verdict reopens the company (§3.6), so SDKAddUbo
+// keeps acceptsData.
+func (a *diskApplicant) sdkAcceptsData() error {
+	if err := a.acceptsData(); err != nil {
+		return err
+	}
+	if a.Review.ReviewStatus == ReviewCompleted && a.Review.ReviewAnswer == Green {
+		return Conflict("review_completed", "applicant %q was approved (GREEN); reset it to collect new data", a.ExternalID)
+	}
+	return nil
+}
+
 // errLevelChanged reports that the applicant's level changed between an
 // upload's checks, made outside the write transaction because decoding
 // images is slow, and the write: the caller checks again with the new level.

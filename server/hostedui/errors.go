@@ -23,7 +23,7 @@ func (p *sdkPage) plainError(e *store.Error) *sdkError {
 		return &sdkError{Title: p.Tf("err.field", label), Message: p.T("err.required")}
 	case e.Code == store.ECONFLICT:
 		switch e.Reason {
-		case "missing_step_data", "review_in_progress", "too_many_ubos", "nothing_to_review":
+		case "missing_step_data", "review_in_progress", "review_completed", "too_many_ubos", "nothing_to_review":
 			return &sdkError{Title: p.T("error.conflict"), Message: p.T("err." + e.Reason)}
 		}
 		return &sdkError{Title: p.T("error.conflict"), Message: p.T("err.closed")}
