@@ -15,7 +15,8 @@ import (
 )
 
 // TestShortCodeNotLogged: the access log names /l/{code} without the code,
-// whether the link resolves, is unknown or carries a trailing path.
+// whether the link resolves, is unknown or carries a trailing path, and
+// names no session token or code of a path that only looks like a route.
 func TestShortCodeNotLogged(t *testing.T) {
 	t.Parallel()
 	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"), store.Options{Logger: slog.New(slog.DiscardHandler)})
@@ -40,6 +41,14 @@ func TestShortCodeNotLogged(t *testing.T) {
 	}
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/l/"+unknown, nil))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/l/"+unknown+"/x", nil))
+	// Paths that only look like the routes (404s, a base URL joined with
+	// a doubled slash, another case, a prefix) keep nothing either.
+	for _, p := range []string{"//sdk/" + link.Token, "/sdk//" + link.Token + "/consent", "/SDK/" + link.Token,
+		"/l//" + link.ShortCode, "/L/" + link.ShortCode, "//l/" + link.ShortCode, "/prefix/sdk/" + link.Token} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.URL.Path = p
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
 	for _, secret := range []string{link.ShortCode, unknown, link.Token} {
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("%q is in the log:\n%s", secret, logs.String())
