@@ -1261,3 +1261,35 @@ func TestSDKTakesNoDataAfterGreen(t *testing.T) {
 		t.Errorf("the applicant changed after GREEN:\n%v\n%v", before, after)
 	}
 }
+
+// TestSDKCompanyDocumentHistoryNamesItsType: a company document uploaded
+// the way the page's form sends it (its type in the file field's name,
+// file.<docType>) is recorded in the history with that docType.
+func TestSDKCompanyDocumentHistoryNamesItsType(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co7", "type": "company", "companyName": "Acme GmbH", "country": "DEU"})
+	token := in.sdkSession("co7", nil)
+	r := in.sdkUpload("/sdk/"+token+"/documents", "", part{name: "kind", value: "company_docs"},
+		part{name: "file.certificate_of_incorporation", data: pngImage(t, 300, 420, 60)})
+	wantStatusCode(t, r, 303, "certificate of incorporation")
+	var h struct {
+		Items []struct {
+			EventType string
+			Details   map[string]any
+		}
+	}
+	in.expect(200, "GET", "/v1/applicants/co7/review-history", nil).json(t, &h)
+	found := false
+	for _, e := range h.Items {
+		if e.Details["action"] == "documents.uploaded" {
+			found = true
+			if e.Details["docType"] != "certificate_of_incorporation" {
+				t.Errorf("%s details %v, want docType certificate_of_incorporation", e.EventType, e.Details)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no documents.uploaded event in %+v", h.Items)
+	}
+}

@@ -272,7 +272,11 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 		if err := t.save(x.Env, a); err != nil {
 			return err
 		}
-		details := map[string]any{"action": "documents.uploaded", "kind": in.Kind, "docType": NullString(in.DocType), "sha256": hashes}
+		docType := in.DocType
+		if docType == "" && len(docTypes) == 1 {
+			docType = docTypes[0] // one file that names its own (the page's company documents)
+		}
+		details := map[string]any{"action": "documents.uploaded", "kind": in.Kind, "docType": NullString(docType), "sha256": hashes}
 		if len(docTypes) > 1 {
 			details["docTypes"] = docTypes
 		}
