@@ -226,14 +226,21 @@ func view(e *Entry) View {
 		ResponseBodyBytes: e.ResponseBodySize, ResponseBodyTruncated: e.ResponseBodySize > int64(len(e.ResponseBody)),
 	}
 	if len(e.RequestBody) > 0 {
-		s := clip(Redact(e.RequestContentType, e.RequestBody))
+		s := shown(Redact(e.RequestContentType, e.RequestBody))
 		v.RequestBody = &s
 	}
 	if len(e.ResponseBody) > 0 {
-		s := clip(Redact(e.ResponseContentType, e.ResponseBody))
+		s := shown(Redact(e.ResponseContentType, e.ResponseBody))
 		v.ResponseBody = &s
 	}
 	return v
+}
+
+// shown is a redacted body as it is read: valid UTF-8, each run of invalid
+// bytes one U+FFFD, so that the console's page (UTF-8 by its charset)
+// shows what GET /v1/requests answers; then clipped to MaxBody.
+func shown(s string) string {
+	return clip(strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 // clip cuts a redacted body back to MaxBody bytes, at a character boundary:

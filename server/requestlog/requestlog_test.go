@@ -125,14 +125,18 @@ func TestLogRing(t *testing.T) {
 }
 
 // TestShownBodiesKeep4KiB: what the log shows of a body stays within 4 KiB
-// (SPEC §7) after redaction, which can lengthen it: a body cut inside a
-// string gets its closing quote, short secrets become "[redacted]".
+// (SPEC §7) and valid UTF-8 after redaction, which can lengthen it: a body
+// cut inside a string gets its closing quote, short secrets become
+// "[redacted]", invalid bytes U+FFFD.
 func TestShownBodiesKeep4KiB(t *testing.T) {
 	t.Parallel()
 	l := requestlog.New(5)
 	cut := []byte(`{"name":"` + strings.Repeat("é", requestlog.MaxBody))[:requestlog.MaxBody]
 	secrets := []byte(`{` + strings.Repeat(`"token":"a",`, requestlog.MaxBody/12))
-	for i, body := range [][]byte{cut, secrets[:min(len(secrets), requestlog.MaxBody)]} {
+	// Invalid UTF-8 (a body that is not text) is shown valid, as JSON
+	// would encode it, for the console's UTF-8 page too.
+	invalid := []byte(`{"name":"` + strings.Repeat("\xff\xfe", requestlog.MaxBody/2))[:requestlog.MaxBody]
+	for i, body := range [][]byte{cut, secrets[:min(len(secrets), requestlog.MaxBody)], invalid} {
 		l.Record(store.Sandbox, requestlog.Entry{RequestID: fmt.Sprint("r", i), Method: "POST", Path: "/vaults", Status: 400,
 			RequestContentType: "application/json", RequestBody: body, RequestBodySize: int64(len(body)) + 100,
 			ResponseContentType: "application/json", ResponseBody: body, ResponseBodySize: int64(len(body))})
