@@ -128,10 +128,11 @@ type UboInput map[string]json.RawMessage
 // one given twice or named in another case is refused as a struct's field
 // would be; the row's other members (linkedApplicantId, source…) are
 // ignored.
-func (UboInput) JSONMembers() map[string]reflect.Type {
-	return map[string]reflect.Type{"fullName": nil, "dateOfBirth": nil, "ownershipPercent": nil,
-		"roles": nil, "email": nil, "nationality": nil}
-}
+func (UboInput) JSONMembers() map[string]reflect.Type { return uboMembers }
+
+// uboMembers is UboInput's JSONMembers, a table only read.
+var uboMembers = map[string]reflect.Type{"fullName": nil, "dateOfBirth": nil, "ownershipPercent": nil,
+	"roles": nil, "email": nil, "nationality": nil}
 
 // applyUboInput validates the row fields present in in and writes them to
 // r. create requires fullName and roles. Link fields (linkedApplicantId,

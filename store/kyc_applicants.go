@@ -272,17 +272,18 @@ type ApplicantInput map[string]json.RawMessage
 // fields of both applicant types and the members of a create), so that
 // one given twice or named in another case is refused as a struct's field
 // would be (wire.Members); other members are ignored.
-func (ApplicantInput) JSONMembers() map[string]reflect.Type {
+func (ApplicantInput) JSONMembers() map[string]reflect.Type { return applicantMembers }
+
+// applicantMembers is ApplicantInput's JSONMembers, a table built once and
+// only read (every POST /v1/applicants asks for it).
+var applicantMembers = func() map[string]reflect.Type {
 	m := map[string]reflect.Type{"externalUserId": nil, "type": nil, "verificationLevelName": nil,
 		"ubos": reflect.TypeFor[[]UboInput]()}
-	for _, f := range individualFields() {
-		m[f] = nil
-	}
-	for _, f := range companyFields() {
+	for _, f := range append(individualFields(), companyFields()...) {
 		m[f] = nil
 	}
 	return m
-}
+}()
 
 // CreateApplicant creates an applicant, or returns the stored one unchanged
 // (created false) when externalUserId exists. Returns EINVALID naming the

@@ -174,8 +174,8 @@ func (k *keyWalk) scalar() {
 // (or of a map that is Members) that names a field must name it exactly,
 // and only once.
 func (k *keyWalk) object(t reflect.Type, path string) error {
-	k.i++ // {
-	var fieldList [16]field
+	k.i++                   // {
+	var fieldList [32]field // on the stack for every body complybox takes
 	var fields []field
 	var elem reflect.Type
 	named := t != nil && t.Kind() == reflect.Struct // members are fields
@@ -185,6 +185,7 @@ func (k *keyWalk) object(t reflect.Type, path string) error {
 		elem = t.Elem()
 		if m, ok := reflect.Zero(t).Interface().(Members); ok {
 			named, elem = true, nil
+			fields = fieldList[:0]
 			for name, typ := range m.JSONMembers() {
 				fields = append(fields, field{name, typ})
 			}
