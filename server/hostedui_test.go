@@ -800,16 +800,27 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 	}
 }
 
+// sdkSubmitted creates a basic-kyc-level applicant (last name Green, so the
+// sandbox reviewer answers GREEN), and through a hosted session uploads its
+// document front and selfie (images seeded from seed) and submits; it
+// returns the session's token.
+func (in *instance) sdkSubmitted(extID string, seed uint64) string {
+	t := in.t
+	t.Helper()
+	in.createApplicant(extID, "Green")
+	token := in.sdkSession(extID, nil)
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, seed)}), 201, "front")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, seed+1)}), 201, "selfie")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
+	return token
+}
+
 // TestSDKRetry: a RETRY verdict sends the applicant back to the step; new
 // data and a second submission reach GREEN.
 func TestSDKRetry(t *testing.T) {
 	t.Parallel()
 	in := start(t)
-	in.createApplicant("retry1", "Green")
-	token := in.sdkSession("retry1", nil)
-	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 30)}), 201, "front")
-	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 31)}), 201, "selfie")
-	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
+	token := in.sdkSubmitted("retry1", 30)
 	in.expect(200, "POST", "/v1/applicants/retry1/sandbox/review", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY", "rejectLabels": []string{"UNSATISFACTORY_PHOTOS"}})
 	r := in.sdkGet("/sdk/" + token)
 	wantHTML(t, r, `Please upload again`, `\?step=identity_doc">Identity document`)
@@ -1231,11 +1242,7 @@ func TestSDKPageFormBodies(t *testing.T) {
 func TestSDKTakesNoDataAfterGreen(t *testing.T) {
 	t.Parallel()
 	in := start(t)
-	in.createApplicant("green1", "Green")
-	token := in.sdkSession("green1", nil)
-	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 50)}), 201, "front")
-	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 51)}), 201, "selfie")
-	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
+	token := in.sdkSubmitted("green1", 50)
 	in.expect(200, "POST", "/v1/applicants/green1/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
 	before := in.expect(200, "GET", "/v1/applicants/green1", nil).m(t)
 
