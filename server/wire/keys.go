@@ -174,8 +174,9 @@ func (k *keyWalk) scalar() {
 // (or of a map that is Members) that names a field must name it exactly,
 // and only once.
 func (k *keyWalk) object(t reflect.Type, path string) error {
-	k.i++                   // {
-	var fieldList [32]field // on the stack for every body complybox takes
+	k.i++ // {
+	// fieldList keeps the fields of every body complybox takes on the stack.
+	var fieldList [32]field
 	var fields []field
 	var elem reflect.Type
 	named := t != nil && t.Kind() == reflect.Struct // members are fields
