@@ -56,6 +56,9 @@ func (c protocolConn) CloseWrite() error {
 	return nil
 }
 
+// maxOwnAnswer bounds the length of an answer net/http writes by itself.
+const maxOwnAnswer = 512
+
 // ownHeaders follows the status line of each error answer net/http writes
 // by itself, in one write, before the plain-text body.
 const ownHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
@@ -70,10 +73,12 @@ type protocolError struct {
 // ownAnswer recognises an answer net/http wrote by itself in b and says
 // how complybox answers instead. complybox's handlers never write these:
 // their answers carry an X-Request-Id and a Date header between the status
-// line and the body, and no handler answers 417.
+// line and the body, and no handler answers 417. Each is short and whole
+// in one write (a status line, fixed headers, a line of text or none), so
+// no chunk of a longer answer's body is taken for one.
 func ownAnswer(b []byte) (protocolError, bool) {
 	rest, ok := bytes.CutPrefix(b, []byte("HTTP/1.1 "))
-	if !ok || len(rest) < 4 || rest[3] != ' ' {
+	if !ok || len(rest) < 4 || rest[3] != ' ' || len(b) > maxOwnAnswer {
 		return protocolError{}, false
 	}
 	status := 0
@@ -87,11 +92,16 @@ func ownAnswer(b []byte) (protocolError, bool) {
 		return protocolError{}, false // every answer of a handler that went well
 	}
 	if bytes.HasPrefix(rest, []byte("417 Expectation Failed\r\n")) {
+		// net/http's answer to an Expect it does not know: headers only.
+		if !bytes.HasSuffix(b, []byte("\r\n\r\n")) || bytes.Contains(b, []byte("X-Request-Id")) {
+			return protocolError{}, false
+		}
 		return protocolError{Status: status, Reason: "expectation_failed",
 			Message: "the Expect header can only ask for 100-continue"}, true
 	}
 	line, _, found := bytes.Cut(rest, []byte("\r\n"))
-	if !found || !bytes.HasPrefix(rest[len(line):], []byte(ownHeaders)) {
+	if !found || !bytes.HasPrefix(rest[len(line):], []byte(ownHeaders)) ||
+		bytes.ContainsAny(rest[len(line)+len(ownHeaders):], "\r\n{") {
 		return protocolError{}, false
 	}
 	switch status {

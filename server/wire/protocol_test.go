@@ -83,6 +83,25 @@ func TestProtocolErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("LookalikesPassThrough", func(t *testing.T) {
+		// Writes that start like net/http's own answers but are not
+		// whole ones of them (a longer write, a body with JSON in it, a
+		// 417 a handler wrote) reach the connection unchanged.
+		canned := "HTTP/1.1 400 Bad Request" + ownHeaders + "400 Bad Request"
+		for _, b := range []string{
+			canned + strings.Repeat(" ", maxOwnAnswer),
+			"HTTP/1.1 400 Bad Request" + ownHeaders + `{"error":1}`,
+			"HTTP/1.1 417 Expectation Failed\r\nX-Request-Id: x\r\n\r\n",
+			"HTTP/1.1 417 Expectation Failed\r\nContent-Length: 5\r\n\r\nhello",
+		} {
+			if _, ok := ownAnswer([]byte(b)); ok {
+				t.Errorf("%q taken for net/http's own answer", b)
+			}
+		}
+		if _, ok := ownAnswer([]byte(canned)); !ok {
+			t.Errorf("%q not recognised", canned)
+		}
+	})
 	t.Run("HandlerAnswersPassThrough", func(t *testing.T) {
 		resp := send(t, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 		raw, _ := io.ReadAll(resp.Body)
