@@ -33,19 +33,19 @@ func (c *requestCapture) keepResponse(b []byte) {
 	}
 }
 
-// bodyTap is a request body that keeps its first requestlog.MaxBody bytes
-// as the handler reads them; nothing more is copied.
+// bodyTap is a request body that keeps what the log shows of it
+// (requestlog.Head) as the handler reads it, and counts its bytes.
 type bodyTap struct {
 	io.ReadCloser
-	head []byte
+	head requestlog.Head
 	n    int64
 }
 
 func (t *bodyTap) Read(p []byte) (int, error) {
 	n, err := t.ReadCloser.Read(p)
 	t.n += int64(n)
-	if room := requestlog.MaxBody - len(t.head); room > 0 && n > 0 {
-		t.head = append(t.head, p[:min(room, n)]...)
+	if n > 0 && !t.head.Full() {
+		t.head.Write(p[:n])
 	}
 	return n, err
 }
@@ -82,7 +82,7 @@ func (s *Server) recordRequest(rec *statusRecorder, r *http.Request, method, id 
 		ResponseBody: rec.resp, ResponseBodySize: rec.respSize,
 	}
 	if t := rec.reqBody; t != nil {
-		e.RequestBody, e.RequestBodySize = t.head, t.n
+		e.RequestBody, e.RequestBodySize = t.head.Bytes(), t.n
 	}
 	s.reqlog.Record(rec.env, e)
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -101,9 +102,19 @@ func TestRequestLog(t *testing.T) {
 	if len(put) != 1 || put[0].ResponseBody == nil || !strings.Contains(*put[0].ResponseBody, `"signingSecret":"[redacted]"`) {
 		t.Fatalf("PUT /webhooks/outbound entry: %+v", put)
 	}
+	// Each image is a note of its size, so the fields after the first
+	// one are in the log too (the first image used to fill the 4 KiB).
 	verify, _, _ := in.requests("?path=/v1/applicants/img-1/verify")
-	if len(verify) != 1 || !verify[0].RequestBodyTruncated || verify[0].RequestBody == nil || !strings.Contains(*verify[0].RequestBody, `"country":"DEU","documentFront":"[redacted base64, `) {
+	if len(verify) != 1 || !verify[0].RequestBodyTruncated || verify[0].RequestBody == nil {
 		t.Fatalf("verify entry: %+v", verify)
+	}
+	logged := *verify[0].RequestBody
+	for _, want := range []string{`"idDocType":"PASSPORT"`, `"country":"DEU"`,
+		fmt.Sprintf(`"documentFront":"[%d bytes, not kept]"`, len(body["documentFront"].(string))),
+		fmt.Sprintf(`"selfie":"[%d bytes, not kept]"`, len(body["selfie"].(string)))} {
+		if !strings.Contains(logged, want) {
+			t.Errorf("the verify entry lacks %s: %s", want, logged)
+		}
 	}
 
 	// Filters and paging, newest first.

@@ -1,0 +1,108 @@
+package requestlog
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// LongString is the length from which a JSON string of a request body is
+// not kept in the log: its content becomes a note of its size. Images sent
+// as base64 (POST …/verify, a few of them in one body) are megabytes; kept
+// whole, the first one filled the 4 KiB a body keeps and every field
+// after it went missing. 1 KiB of text is kept as it is.
+const LongString = 1 << 10
+
+// Head keeps what the log shows of a request body as the handler reads
+// it: its first MaxBody bytes, except that in a JSON body (one that starts
+// with '{' or '[') a string longer than LongString is kept as a note of
+// its size, so that the fields after it are kept too. Nothing is copied
+// once MaxBody bytes are kept. The zero Head is ready to use.
+type Head struct {
+	b []byte
+
+	started, json bool
+	inString      bool
+	escaped       bool  // the last byte of the string read was a backslash
+	start         int   // where the current string's content begins in b
+	size          int64 // bytes of the current string's content
+}
+
+// Bytes returns what was kept.
+func (h *Head) Bytes() []byte { return h.b }
+
+// Full reports whether MaxBody bytes are kept.
+func (h *Head) Full() bool { return len(h.b) >= MaxBody }
+
+// Write keeps what it should of p, the next bytes of the body. It never
+// fails.
+func (h *Head) Write(p []byte) (int, error) {
+	n := len(p)
+	if !h.started {
+		if t := bytes.TrimLeft(p, " \t\r\n"); len(t) > 0 {
+			h.started, h.json = true, t[0] == '{' || t[0] == '['
+		}
+	}
+	if !h.json {
+		h.keep(p)
+		return n, nil
+	}
+	for len(p) > 0 && !h.Full() {
+		if !h.inString {
+			i := bytes.IndexByte(p, '"')
+			if i < 0 {
+				h.keep(p)
+				break
+			}
+			h.keep(p[:i+1])
+			p = p[i+1:]
+			h.inString, h.escaped, h.start, h.size = true, false, len(h.b), 0
+			continue
+		}
+		// Inside a string: up to its closing quote.
+		end := -1
+		for i := 0; i < len(p); i++ {
+			if h.escaped {
+				h.escaped = false
+				continue
+			}
+			j := bytes.IndexAny(p[i:], `"\`)
+			if j < 0 {
+				break
+			}
+			i += j
+			if p[i] == '\\' {
+				h.escaped = true
+				continue
+			}
+			end = i
+			break
+		}
+		content := p
+		if end >= 0 {
+			content = p[:end]
+		}
+		if h.size+int64(len(content)) <= LongString {
+			h.keep(content)
+		} else if h.size <= LongString {
+			h.b = h.b[:min(h.start, len(h.b))] // too long: drop what was kept of it
+		}
+		h.size += int64(len(content))
+		if end < 0 {
+			break
+		}
+		if h.size > LongString {
+			h.keep([]byte("[" + strconv.FormatInt(h.size, 10) + " bytes, not kept]"))
+		}
+		h.keep([]byte{'"'})
+		h.inString = false
+		p = p[end+1:]
+	}
+	return n, nil
+}
+
+// keep appends as much of p as MaxBody has room for.
+func (h *Head) keep(p []byte) {
+	if room := MaxBody - len(h.b); room > 0 {
+		h.b = append(h.b, p[:min(room, len(p))]...)
+	}
+}
