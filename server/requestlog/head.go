@@ -102,6 +102,9 @@ func (h *Head) Write(p []byte) (int, error) {
 
 // keep appends as much of p as MaxBody has room for.
 func (h *Head) keep(p []byte) {
+	if h.b == nil {
+		h.b = make([]byte, 0, 512) // most bodies in one allocation
+	}
 	if room := MaxBody - len(h.b); room > 0 {
 		h.b = append(h.b, p[:min(room, len(p))]...)
 	}
