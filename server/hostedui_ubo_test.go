@@ -297,3 +297,64 @@ func TestUboRowsFromHostedUI(t *testing.T) {
 		t.Fatalf("individual: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestSDKUboSentTwice: a row sent again from the hosted UI (a double
+// click, the back button, a retried request) is the row the company
+// already has, not a second owner whose verification it would wait for.
+func TestSDKUboSentTwice(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("ubo-twice", "Twice GmbH", map[string]any{"fullName": "Api Owner", "roles": []string{"ubo"}, "ownershipPercent": 30})
+	token := in.sdkSession("ubo-twice", nil)
+	page := "/sdk/" + token
+
+	form := url.Values{"fullName": {"Bea Form"}, "dateOfBirth": {"1985-03-04"}, "ownershipPercent": {"60"}, "roles": {"ubo", "director"}}
+	for i := range 2 {
+		r := in.sdkForm(page+"/ubos", form)
+		wantStatusCode(t, r, 303, fmt.Sprintf("form, time %d", i+1))
+		if loc := r.Header.Get("Location"); loc != page+"?step=ubo" {
+			t.Errorf("time %d: Location %q", i+1, loc)
+		}
+	}
+	if rows := in.uboRows("ubo-twice"); len(rows) != 2 || rows[1]["fullName"] != "Bea Form" {
+		t.Fatalf("the form sent twice: rows %v", rows)
+	}
+
+	// The page API: 201 for the new row, 200 and the same index for it
+	// again, roles in another order included.
+	body := `{"fullName":"Cleo Api","roles":["director","shareholder"],"email":"cleo@example.com"}`
+	r := in.sdkAPI("POST", "/api/v1/sdk/ubos", token, body)
+	wantStatusCode(t, r, 201, "new row")
+	if i := r.m(t)["uboIndex"]; fmt.Sprint(i) != "2" {
+		t.Errorf("new row's index %v", i)
+	}
+	for _, again := range []string{body, `{"fullName":"Cleo Api","roles":["shareholder","director"],"email":"cleo@example.com"}`} {
+		r = in.sdkAPI("POST", "/api/v1/sdk/ubos", token, again)
+		wantStatusCode(t, r, 200, again)
+		if m := r.m(t); fmt.Sprint(m["uboIndex"]) != "2" || len(m["ubos"].([]any)) != 3 {
+			t.Errorf("%s again: %s", again, r.Body)
+		}
+	}
+	// The partner's own row, typed in again on the page, is that row too.
+	r = in.sdkAPI("POST", "/api/v1/sdk/ubos", token, `{"fullName":"Api Owner","roles":["ubo"],"ownershipPercent":30}`)
+	wantStatusCode(t, r, 200, "the partner's row again")
+	if i := r.m(t)["uboIndex"]; fmt.Sprint(i) != "0" {
+		t.Errorf("the partner's row again: index %v", i)
+	}
+	// Another ownership or another role is another row.
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/ubos", token, `{"fullName":"Cleo Api","roles":["director"],"email":"cleo@example.com"}`), 201, "other roles")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/ubos", token, `{"fullName":"Api Owner","roles":["ubo"],"ownershipPercent":5}`), 201, "other ownership")
+
+	if rows := in.uboRows("ubo-twice"); len(rows) != 5 {
+		t.Errorf("rows %d, want 5", len(rows))
+	}
+	n := 0
+	for _, h := range in.historyTypes("ubo-twice") {
+		if h == "applicant.updated:sdk" {
+			n++
+		}
+	}
+	if n != 4 {
+		t.Errorf("history %v: want four applicant.updated by sdk, one per row added", in.historyTypes("ubo-twice"))
+	}
+}

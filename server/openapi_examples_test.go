@@ -486,8 +486,9 @@ func (x *exampleScenario) run() {
 	x.send(200, "POST", "/v1/applicants/company-77/ubos/0/spawn-kyc", map[string]any{})
 	x.send(200, "POST", "/v1/applicants/company-77/ubos/0/regenerate-link", map[string]any{"ttlDays": 7})
 	x.send(201, "POST", "/v1/applicants/company-77/verification-sessions", map[string]any{}).json(t, &m)
-	x.sdk(201, "POST", "/api/v1/sdk/ubos", m["token"].(string), map[string]any{"fullName": "Dana Director",
-		"dateOfBirth": "1975-07-14", "roles": []string{"director"}, "nationality": "DEU"})
+	dana := map[string]any{"fullName": "Dana Director", "dateOfBirth": "1975-07-14", "roles": []string{"director"}, "nationality": "DEU"}
+	x.sdk(201, "POST", "/api/v1/sdk/ubos", m["token"].(string), dana)
+	x.sdk(200, "POST", "/api/v1/sdk/ubos", m["token"].(string), dana) // sent again: the same row
 
 	// Sandbox tools and the request log.
 	x.send(202, "POST", "/v1/webhooks/test", map[string]any{"eventType": "applicantReviewed"})

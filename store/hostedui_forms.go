@@ -339,17 +339,24 @@ type SDKUboAdded struct {
 	SDKState
 	UboIndex int    `json:"uboIndex"`
 	Row      SDKUbo `json:"row"`
+	// Repeated is true when the company already had the row: nothing was
+	// added.
+	Repeated bool `json:"-"`
 }
 
 // SDKAddUbo appends a beneficial-owner row with source sdk to the
 // session's company while it takes data (before submission, or after a
 // RETRY), validated as POST /v1/applicants/{id}/ubos validates it; history
-// applicant.updated by sdk. The check and the append are one transaction.
-// Returns EUNAUTHORIZED, EGONE, EINVALID not_a_company for an individual or
-// naming the field, and ECONFLICT when the applicant takes no data now (in
-// review, rejected for good) or too_many_ubos.
+// applicant.updated by sdk. A row the company already has, field for
+// field, is not added again: the answer names that row, Repeated, and the
+// call is an internal sdk.ubo_repeated entry. The check and the append
+// are one transaction. Returns EUNAUTHORIZED, EGONE, EINVALID
+// not_a_company for an individual or naming the field, and ECONFLICT when
+// the applicant takes no data now (in review, rejected for good) or
+// too_many_ubos.
 func (s *Store) SDKAddUbo(token string, in UboInput) (SDKUboAdded, error) {
 	var added UboAdded
+	repeated := false
 	st, err := s.sdkCall(token, func(t *txn, x Session, a *diskApplicant, _ Level) error {
 		if a.Type != TypeCompany {
 			return &Error{Code: EINVALID, Reason: "not_a_company",
@@ -358,7 +365,15 @@ func (s *Store) SDKAddUbo(token string, in UboInput) (SDKUboAdded, error) {
 		if err := a.acceptsData(); err != nil {
 			return err
 		}
-		i, err := a.appendUbo(in, "", SourceSDK, t.now)
+		i, same, err := a.repeatedUbo(in, t.now)
+		if err != nil {
+			return err
+		}
+		if same {
+			repeated, added = true, UboAdded{UboIndex: i, Row: a.Ubos[i].view(i)}
+			return t.sdkInternal(x, a, "sdk.ubo_repeated", map[string]any{"uboIndex": i})
+		}
+		i, err = a.appendUbo(in, "", SourceSDK, t.now)
 		if err != nil {
 			return err
 		}
@@ -372,7 +387,7 @@ func (s *Store) SDKAddUbo(token string, in UboInput) (SDKUboAdded, error) {
 	if err != nil {
 		return SDKUboAdded{}, err
 	}
-	return SDKUboAdded{SDKState: st, UboIndex: added.UboIndex, Row: sdkUbo(added.Row)}, nil
+	return SDKUboAdded{SDKState: st, UboIndex: added.UboIndex, Row: sdkUbo(added.Row), Repeated: repeated}, nil
 }
 
 // LegalForms lists the accepted values of legalForm, lower case (for the

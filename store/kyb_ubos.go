@@ -318,6 +318,39 @@ func (a *diskApplicant) appendUbo(in UboInput, prefix, source string, now time.T
 	return len(rows) - 1, nil
 }
 
+// repeatedUbo returns the index of a row that says what in says: the same
+// name, date of birth, ownership, roles (in any order), email and
+// nationality. The hosted UI takes such a row as one it already has (a
+// form sent twice by a double click or the back button) rather than a
+// second owner whose verification the company would wait for.
+func (a *diskApplicant) repeatedUbo(in UboInput, now time.Time) (int, bool, error) {
+	var r uboRow
+	if _, err := applyUboInput(&r, in, "", true, now); err != nil {
+		return 0, false, err
+	}
+	for i := range a.Ubos {
+		if a.Ubos[i].says(&r) {
+			return i, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// says reports whether row r and o describe the same person in the same
+// roles.
+func (r *uboRow) says(o *uboRow) bool {
+	if r.FullName != o.FullName || r.DateOfBirth != o.DateOfBirth || r.OwnershipPercent != o.OwnershipPercent ||
+		r.Email != o.Email || r.Nationality != o.Nationality || len(r.Roles) != len(o.Roles) {
+		return false
+	}
+	for _, role := range o.Roles {
+		if !r.has(role) {
+			return false
+		}
+	}
+	return true
+}
+
 // eraseUbos drops the personal data of every row; links and statuses stay.
 func (a *diskApplicant) eraseUbos() {
 	for i := range a.Ubos {

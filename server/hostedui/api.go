@@ -150,7 +150,8 @@ func (ui *UI) Questionnaire(w http.ResponseWriter, r *http.Request, token string
 }
 
 // AddUbo appends a beneficial-owner row (source sdk) to the session's
-// company: 201 with the state, the new row and its index.
+// company: 201 with the state, the new row and its index; 200 with the
+// row the company already had when the same row is sent again.
 func (ui *UI) AddUbo(w http.ResponseWriter, r *http.Request, token string) error {
 	var in store.UboInput
 	if err := wire.Decode(r, &in); err != nil {
@@ -161,7 +162,11 @@ func (ui *UI) AddUbo(w http.ResponseWriter, r *http.Request, token string) error
 		return err
 	}
 	sdkShown(&out.SDKState)
-	ui.encode(w, http.StatusCreated, out)
+	status := http.StatusCreated
+	if out.Repeated {
+		status = http.StatusOK
+	}
+	ui.encode(w, status, out)
 	return nil
 }
 
