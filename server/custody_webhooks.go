@@ -92,6 +92,10 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) getDelivery(w http.ResponseWriter, r *request) error {
+	if allow, _ := deliveryAllow(r.URL.Path); allow != "GET, OPTIONS" {
+		w.Header().Set("Allow", allow)
+		return store.Errorf(store.EMETHOD, "method_not_allowed", "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow)
+	}
 	d, err := s.store.Delivery(r.env, r.params.ByName("id"))
 	if err != nil {
 		return err
@@ -113,9 +117,9 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *request) error {
 // hold the static "retry" beside ":id" in one method tree, so the route is
 // POST /webhooks/deliveries/:id and any other id is unknown.
 func (s *Server) postDeliveries(w http.ResponseWriter, r *request) error {
-	if r.params.ByName("id") != "retry" {
-		w.Header().Set("Allow", "GET")
-		return store.Errorf(store.EMETHOD, "method_not_allowed", "POST is not allowed on %s; allowed: GET", r.URL.Path)
+	if allow, _ := deliveryAllow(r.URL.Path); allow != "OPTIONS, POST" {
+		w.Header().Set("Allow", allow)
+		return store.Errorf(store.EMETHOD, "method_not_allowed", "POST is not allowed on %s; allowed: %s", r.URL.Path, allow)
 	}
 	var in struct {
 		Status      string `json:"status"`

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -83,7 +84,15 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 		s.routeError(w, r, store.Errorf(store.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if allow, ok := deliveryAllow(r.URL.Path); ok {
+			w.Header().Set("Allow", allow)
+		}
 		s.routeError(w, r, store.Errorf(store.EMETHOD, "method_not_allowed", "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, w.Header().Get("Allow")))
+	})
+	s.router.GlobalOPTIONS = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if allow, ok := deliveryAllow(r.URL.Path); ok {
+			w.Header().Set("Allow", allow)
+		}
 	})
 	s.router.PanicHandler = func(w http.ResponseWriter, r *http.Request, p any) {
 		s.writeError(w, r, fmt.Errorf("panic: %v", p))
@@ -116,7 +125,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = gz
 	}
 	rec := &statusRecorder{ResponseWriter: out, status: http.StatusOK, start: start}
-	if r.ContentLength < 0 && limit == bodyLimit && r.Body != nil && r.Body != http.NoBody {
+	if r.ContentLength < 0 && limit == bodyLimit && takesBody(r) && r.Body != nil && r.Body != http.NoBody {
 		// A body of unknown length (chunked) is read here, up to the
 		// limit, as one with a Content-Length is judged: a handler that
 		// never reads its body (submit, reset) would run past any size.
@@ -133,9 +142,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 		}
 	}
-	if r.ContentLength > limit && !hostedPagePost(r) {
+	switch {
+	case encodedSlash(r.URL):
+		s.routeError(rec, r, store.Errorf(store.ENOTFOUND, "route_not_found",
+			"no route for %s %s: a path segment holds an encoded / (%%2F), which no id contains", r.Method, r.URL.EscapedPath()))
+	case r.ContentLength > limit && takesBody(r) && !hostedPagePost(r):
 		s.routeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
-	} else {
+	default:
 		// The hosted UI's upload form reads its body up to the limit, so
 		// that its page can say in the applicant's language what was too
 		// large: a browser shows a JSON error as text.
@@ -172,6 +185,36 @@ func (s *Server) routeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	s.writeError(w, r, err)
+}
+
+// takesBody reports whether r's method carries a body (POST, PUT, PATCH):
+// only those are held to the body limit (413). No GET or DELETE route
+// reads a body, so one sent with them is left unread, whatever its size.
+func takesBody(r *http.Request) bool {
+	return r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch
+}
+
+// encodedSlash reports whether a segment of u's path holds an encoded "/"
+// (%2F). The router matches the decoded path, where that slash would
+// split the segment and reach another route (an applicant "u3%2Fstatus"
+// is no id: ids hold no "/").
+func encodedSlash(u *url.URL) bool {
+	return u.RawPath != "" && strings.Contains(strings.ToUpper(u.RawPath), "%2F")
+}
+
+// deliveryAllow returns the Allow of a /webhooks/deliveries/{id} path.
+// The router holds GET and POST there, since bulk retry (POST
+// /webhooks/deliveries/retry) shares the parameter's place: a delivery
+// takes GET, "retry" takes POST.
+func deliveryAllow(path string) (string, bool) {
+	id, ok := strings.CutPrefix(path, "/webhooks/deliveries/")
+	switch {
+	case !ok || id == "" || strings.Contains(id, "/"):
+		return "", false
+	case id == "retry":
+		return "OPTIONS, POST", true
+	}
+	return "GET, OPTIONS", true
 }
 
 // hostedPagePost reports whether r is the upload form post of the hosted
