@@ -440,3 +440,54 @@ func TestVerifyRefusesCompanies(t *testing.T) {
 	}
 	wantStatus(t, in.status("co-v"), "pending", nil, nil, 0)
 }
+
+// TestMagicNamesWithOptionalDocuments: the sandbox rules make the
+// verdict, not only the steps they mark. With the document steps
+// optional, a REJECT, RETRY or SANCTIONED name still ends RED (on the
+// required step), never GREEN with a high risk level; a level with no
+// required step, which could never reach a verdict, is refused.
+func TestMagicNamesWithOptionalDocuments(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "optional-docs", "applicantType": "individual",
+		"steps": []map[string]any{{"kind": "identity_doc", "optional": true}, {"kind": "selfie", "optional": true}, {"kind": "questionnaire"}},
+		"personalInfoFields": []string{"lastName"}})
+	for i, c := range []struct {
+		lastName, answer string
+		rejectType       any
+		labels           []string
+		risk             string
+	}{
+		{"Reject", "RED", "FINAL", []string{"FORGERY"}, "high"},
+		{"retry", "RED", "RETRY", []string{"UNSATISFACTORY_PHOTOS"}, "medium"},
+		{"SANCTIONED", "RED", "FINAL", []string{"SANCTIONS"}, "high"},
+		{"Plain", "GREEN", nil, []string{}, "low"},
+	} {
+		id := "opt-" + strings.ToLower(c.lastName)
+		in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": id, "lastName": c.lastName, "verificationLevelName": "optional-docs"})
+		body := verifyBody(t, uint64(60+i))
+		body["questionnaire"] = map[string]any{}
+		st := in.expect(200, "POST", "/v1/applicants/"+id+"/verify", body).m(t)
+		wantStatus(t, st, "completed", c.answer, c.rejectType, 1)
+		var labels []string
+		for _, l := range st["rejectLabels"].([]any) {
+			labels = append(labels, l.(string))
+		}
+		if !slices.Equal(labels, c.labels) && !(len(labels) == 0 && len(c.labels) == 0) {
+			t.Errorf("%s: rejectLabels %v, want %v", c.lastName, labels, c.labels)
+		}
+		if got := in.expect(200, "GET", "/v1/applicants/"+id, nil).m(t)["riskLevel"]; got != c.risk {
+			t.Errorf("%s: riskLevel %v, want %s", c.lastName, got, c.risk)
+		}
+	}
+
+	r := in.do("POST", "/v1/levels", map[string]any{"name": "all-optional", "applicantType": "individual",
+		"steps": []map[string]any{{"kind": "selfie", "optional": true}}})
+	if _, f := errField(t, r); r.Status != 400 || f != "steps" {
+		t.Errorf("a level with no required step: %d %s", r.Status, r.Body)
+	}
+	r = in.do("PATCH", "/v1/levels/optional-docs", map[string]any{"steps": []map[string]any{{"kind": "questionnaire", "optional": true}}})
+	if _, f := errField(t, r); r.Status != 400 || f != "steps" {
+		t.Errorf("PATCH to no required step: %d %s", r.Status, r.Body)
+	}
+}

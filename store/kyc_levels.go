@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -187,6 +188,9 @@ func (l Level) validate() error {
 	}
 	if len(l.Steps) == 0 {
 		return Invalid("steps", "a level needs at least one step")
+	}
+	if !slices.ContainsFunc(l.Steps, func(st LevelStep) bool { return !st.Optional }) {
+		return Invalid("steps", "a level needs at least one required step: the verdict is made by the required steps, so with every step optional none would come")
 	}
 	seen := map[string]bool{}
 	for i, st := range l.Steps {

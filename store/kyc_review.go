@@ -110,34 +110,41 @@ func (t *txn) reviewSandbox(env Env, a *diskApplicant) error {
 		return t.hold(env, a)
 	}
 	var submitted []*Step
-	data := 0
+	requiredDocs := 0
 	for i := range a.Steps {
 		if st := &a.Steps[i]; st.ReviewStatus == ReviewSubmitted || st.ReviewStatus == ReviewInReview {
 			submitted = append(submitted, st)
-			if documentStep(st.Kind) {
-				data++
+			if documentStep(st.Kind) && !st.Optional {
+				requiredDocs++
 			}
 		}
 	}
 	// red reports whether the rule's rejection hits st: document steps, or
-	// every step when no document step is under review.
-	red := func(st *Step) bool { return documentStep(st.Kind) || data == 0 }
-	amlHit := false
+	// every required step when no required document step is under review.
+	// Only required steps make the verdict (§3.3), so a rule always hits
+	// one when one is under review: a REJECT whose documents are optional
+	// is not GREEN.
+	red := func(st *Step) bool { return documentStep(st.Kind) || (requiredDocs == 0 && !st.Optional) }
+	// The sanctions hit lands on the aml step, else on the first required
+	// step under review.
+	var sanctioned *Step
 	for _, st := range submitted {
-		if st.Kind == StepAML {
-			amlHit = true
+		if st.Kind == StepAML && !st.Optional {
+			sanctioned = st
+			break
+		}
+		if sanctioned == nil && !st.Optional {
+			sanctioned = st
 		}
 	}
-	sanctionsDone := false
 	for _, st := range submitted {
 		switch {
 		case name == "REJECT" && red(st):
 			st.set(t.now, ReviewCompleted, Red, RejectFinal, []string{"FORGERY"}, "")
 		case name == "RETRY" && red(st):
 			st.set(t.now, ReviewCompleted, Red, RejectRetry, []string{"UNSATISFACTORY_PHOTOS"}, "")
-		case name == "SANCTIONED" && !sanctionsDone && (st.Kind == StepAML || !amlHit):
+		case name == "SANCTIONED" && st == sanctioned:
 			st.set(t.now, ReviewCompleted, Red, RejectFinal, []string{"SANCTIONS"}, "")
-			sanctionsDone = true
 		default:
 			st.set(t.now, ReviewCompleted, Green, "", nil, "")
 		}
