@@ -886,3 +886,28 @@ func TestUboProduction(t *testing.T) {
 	s := prod(200, "GET", "/v1/applicants/pco/company-structure", nil).m(t)
 	wantCounts(t, s, true, 1, 1, 0, 0, 0, 1, 1, 0, 0)
 }
+
+// TestUboErasedCompanyStaysOpen: erasing a company voids its review; a
+// child verified afterwards does not close it GREEN, record a verdict or
+// send the company's applicantReviewed.
+func TestUboErasedCompanyStaysOpen(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createCompany("gone", "Gone GmbH", map[string]any{"fullName": "Ola Owner", "dateOfBirth": "1980-01-01", "ownershipPercent": 60, "roles": []string{"ubo"}})
+	in.submitCompany("gone", 95)
+	in.waitReviewStatus("gone", "in_review")
+	in.spawn(201, "gone", 0, nil)
+	wantStatusCode(t, in.do("DELETE", "/v1/applicants/gone", nil), 204, "erase the company")
+	before := in.historyTypes("gone")
+
+	in.expect(200, "POST", "/v1/applicants/gone.ubo.1/verify", verifyBody(t, 96))
+	wantReviewed(t, rc.reviewed(t, secret), "gone", "GREEN", nil)
+	rc.none(t, 100*time.Millisecond)
+	if st := in.status("gone"); st["reviewAnswer"] != nil || st["reviewStatus"] == "completed" {
+		t.Errorf("erased company after its child's GREEN: %v", st)
+	}
+	if h := in.historyTypes("gone"); !slices.Equal(h, before) {
+		t.Errorf("erased company's history grew: %v, was %v", h, before)
+	}
+}

@@ -199,6 +199,12 @@ func (t *txn) syncChild(env Env, c *diskApplicant) error {
 	if c.UboIndex >= len(p.Ubos) || p.Ubos[c.UboIndex].LinkedApplicantID != c.ID {
 		return nil
 	}
+	if p.erased() {
+		// Erasure voided the company's review: a child's later verdict
+		// neither moves its row nor closes it (no verdict, no event for
+		// data that is gone).
+		return nil
+	}
 	r := &p.Ubos[c.UboIndex]
 	status := childEnrollment(c)
 	if status == r.EnrollmentStatus {
