@@ -847,3 +847,28 @@ func TestApplicantMemberNamesAreExact(t *testing.T) {
 	// Members that name no field stay ignored, repeated or in any case.
 	in.expect(201, "POST", "/v1/applicants", `{"externalUserId":"extra","lastName":"L","bogus":1,"bogus":2,"BOGUS":3}`)
 }
+
+// TestUnblocklistRestoresStatus: removing a blocklisting gives back the
+// status the applicant had before it; a deactivated applicant is not
+// activated unseen (no applicantActivated would tell the partner).
+func TestUnblocklistRestoresStatus(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, _ := in.kycReceiver()
+	in.createApplicant("held", "Green")
+	rc.nextOfType(t, "applicantCreated")
+	in.expect(200, "POST", "/v1/applicants/held/deactivate", nil)
+	rc.nextOfType(t, "applicantDeactivated")
+	in.expect(200, "POST", "/v1/applicants/held/blocklist", nil)
+	if s := in.expect(200, "DELETE", "/v1/applicants/held/blocklist", nil).m(t)["status"]; s != "deactivated" {
+		t.Fatalf("status after the blocklisting of a deactivated applicant was removed: %v", s)
+	}
+	in.expect(409, "POST", "/v1/applicants/held/verify", verifyBody(t, 70))
+	rc.none(t, 50*time.Millisecond)
+	in.expect(200, "POST", "/v1/applicants/held/activate", nil)
+	rc.nextOfType(t, "applicantActivated")
+	in.expect(200, "POST", "/v1/applicants/held/blocklist", nil)
+	if s := in.expect(200, "DELETE", "/v1/applicants/held/blocklist", nil).m(t)["status"]; s != "active" {
+		t.Fatalf("status after the blocklisting of an active applicant was removed: %v", s)
+	}
+}

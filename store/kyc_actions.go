@@ -1,5 +1,7 @@
 package store
 
+import "cmp"
+
 // SendToReview submits the applicant (POST …/review). In the sandbox the
 // reviewer runs after review_delay; in production the automatic checks run
 // and the applicant waits for an operator. Returns ENOTFOUND and ECONFLICT
@@ -48,6 +50,9 @@ func (s *Store) setStatus(env Env, extID string, from []string, to, historyType,
 		if !inList(from, a.Status) {
 			return Conflict("applicant_"+a.Status, "applicant %q is %s", extID, a.Status)
 		}
+		if to == StatusBlocklisted {
+			a.BlockedFrom = a.Status
+		}
 		a.Status = to
 		if err := t.save(env, a); err != nil {
 			return err
@@ -79,18 +84,21 @@ func (s *Store) Blocklist(env Env, extID string) (Applicant, error) {
 	return s.setStatus(env, extID, []string{StatusActive, StatusDeactivated}, StatusBlocklisted, "applicant.blocklisted", "")
 }
 
-// Unblocklist removes the blocklisting: the applicant is active again.
-// Returns ENOTFOUND and ECONFLICT applicant_erased.
+// Unblocklist removes the blocklisting: the applicant is again what it
+// was before it (active, or deactivated; active for a blocklisting older
+// than that record), so no activation happens unseen. Returns ENOTFOUND
+// and ECONFLICT applicant_erased.
 func (s *Store) Unblocklist(env Env, extID string) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
 		if a.Status != StatusBlocklisted {
 			return nil
 		}
-		a.Status = StatusActive
+		a.Status, a.BlockedFrom = cmp.Or(a.BlockedFrom, StatusActive), ""
 		if err := t.save(env, a); err != nil {
 			return err
 		}
-		return t.appendHistory(env, a.ID, HistoryEntry{EventType: "applicant.blocklist_removed", ActorType: ActorPartner})
+		return t.appendHistory(env, a.ID, HistoryEntry{EventType: "applicant.blocklist_removed", ActorType: ActorPartner,
+			Details: map[string]any{"status": a.Status}})
 	})
 }
 

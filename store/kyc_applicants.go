@@ -97,6 +97,7 @@ type diskApplicant struct {
 	Type        string                     `json:"type"`
 	Level       string                     `json:"level"`
 	Status      string                     `json:"status"`
+	BlockedFrom string                     `json:"blockedFrom,omitempty"` // the status before the blocklisting, restored when it is removed
 	RiskLevel   string                     `json:"riskLevel"`
 	Fields      map[string]string          `json:"fields,omitempty"`
 	Locked      []string                   `json:"locked,omitempty"`

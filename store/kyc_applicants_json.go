@@ -125,6 +125,9 @@ func (a *diskApplicant) appendJSON(b []byte) ([]byte, error) {
 	o.str("type", a.Type)
 	o.str("level", a.Level)
 	o.str("status", a.Status)
+	if a.BlockedFrom != "" {
+		o.str("blockedFrom", a.BlockedFrom)
+	}
 	o.str("riskLevel", a.RiskLevel)
 	if len(a.Fields) > 0 {
 		o.key("fields")
