@@ -872,3 +872,24 @@ func TestUnblocklistRestoresStatus(t *testing.T) {
 		t.Fatalf("status after the blocklisting of an active applicant was removed: %v", s)
 	}
 }
+
+// TestCreatedHistoryListsLockedFields: the applicant.created entry lists
+// the locked fields as the record does, [] when none is locked.
+func TestCreatedHistoryListsLockedFields(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "nolocks"})
+	var h struct {
+		Items []struct {
+			EventType string
+			Details   map[string]any
+		}
+	}
+	in.expect(200, "GET", "/v1/applicants/nolocks/review-history?eventType=applicant.created", nil).json(t, &h)
+	if len(h.Items) != 1 {
+		t.Fatalf("history %+v", h)
+	}
+	if l, ok := h.Items[0].Details["lockedFields"].([]any); !ok || len(l) != 0 {
+		t.Errorf("applicant.created lockedFields %#v, want []", h.Items[0].Details["lockedFields"])
+	}
+}

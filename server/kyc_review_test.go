@@ -450,7 +450,7 @@ func TestMagicNamesWithOptionalDocuments(t *testing.T) {
 	t.Parallel()
 	in := start(t)
 	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "optional-docs", "applicantType": "individual",
-		"steps": []map[string]any{{"kind": "identity_doc", "optional": true}, {"kind": "selfie", "optional": true}, {"kind": "questionnaire"}},
+		"steps":              []map[string]any{{"kind": "identity_doc", "optional": true}, {"kind": "selfie", "optional": true}, {"kind": "questionnaire"}},
 		"personalInfoFields": []string{"lastName"}})
 	for i, c := range []struct {
 		lastName, answer string

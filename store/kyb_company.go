@@ -481,7 +481,7 @@ func (t *txn) spawnChild(env Env, p *diskApplicant, i int, levelName *string) (*
 		return nil, err
 	}
 	if err := t.appendHistory(env, c.ID, HistoryEntry{EventType: "applicant.created", ActorType: ActorPartner,
-		Details: map[string]any{"type": TypeIndividual, "levelName": lvl.Name, "lockedFields": c.Locked,
+		Details: map[string]any{"type": TypeIndividual, "levelName": lvl.Name, "lockedFields": orEmpty(c.Locked),
 			"parentExternalUserId": p.ExternalID, "uboIndex": i}}); err != nil {
 		return nil, err
 	}

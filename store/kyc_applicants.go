@@ -380,7 +380,7 @@ func (s *Store) CreateApplicantJSON(env Env, in ApplicantInput) (Applicant, []by
 			return err
 		}
 		if err := t.appendHistory(env, a.ID, HistoryEntry{EventType: "applicant.created", ActorType: ActorPartner,
-			Details: map[string]any{"type": typ, "levelName": lvl.Name, "lockedFields": a.Locked}}); err != nil {
+			Details: map[string]any{"type": typ, "levelName": lvl.Name, "lockedFields": orEmpty(a.Locked)}}); err != nil {
 			return err
 		}
 		if err := t.event(env, a, "applicantCreated", nil); err != nil {
@@ -714,4 +714,13 @@ func (s *Store) PatchCompanyInfo(env Env, extID string, in ApplicantInput) (Comp
 		return nil
 	})
 	return out, err
+}
+
+// orEmpty returns s, or an empty list for nil: a list in a history entry's
+// details is [] when empty, as in the API's records.
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
