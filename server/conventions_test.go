@@ -1163,3 +1163,31 @@ func TestIdempotencyKeyConventions(t *testing.T) {
 		t.Fatal("a key older than 24 h replayed")
 	}
 }
+
+// TestBadQueryEncoding: a list's parameter that is not valid URL encoding
+// is a 400 naming it, in the API and in the console, not a first page
+// (net/url's Query drops such a pair without a word).
+func TestBadQueryEncoding(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for _, c := range []struct{ path, field string }{
+		{"/v1/applicants?cursor=%%%", "cursor"},
+		{"/v1/applicants?limit=%zz", "limit"},
+		{"/transactions?status=Completed&cursor=%G1", "cursor"},
+		{"/webhooks/deliveries?%zz=1", "%zz"},
+	} {
+		r := in.do("GET", c.path, nil)
+		if r.Status != 400 {
+			t.Errorf("%s: %d, want 400 naming %s", c.path, r.Status, c.field)
+			continue
+		}
+		if _, f := errField(t, r); f != c.field {
+			t.Errorf("%s: %d %s, want 400 naming %s", c.path, r.Status, r.Body, c.field)
+		}
+	}
+	in.expect(200, "GET", "/v1/applicants?cursor=&limit=%31", nil) // "%31" is "1"
+	op := in.operator()
+	if r := op.get("/console/applicants?cursor=%%%"); r.Status != 400 {
+		t.Errorf("console list with cursor=%%%%%%: %d", r.Status)
+	}
+}

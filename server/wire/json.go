@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -165,9 +166,13 @@ func jsonType(k reflect.Kind) string {
 }
 
 // Page reads ?limit= (1..200, default 50) and ?cursor=. Returns EINVALID
-// naming the parameter.
+// naming the parameter, also one that is not valid URL encoding (which
+// r.URL.Query drops: cursor=%%% would read the first page).
 func Page(r *http.Request) (store.Page, error) {
-	q := r.URL.Query()
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return store.Page{}, badQuery(r.URL.RawQuery)
+	}
 	p := store.Page{Limit: store.DefaultLimit, Cursor: q.Get("cursor")}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -177,4 +182,20 @@ func Page(r *http.Request) (store.Page, error) {
 		p.Limit = n
 	}
 	return p, nil
+}
+
+// badQuery returns EINVALID naming the first parameter of raw that is not
+// valid URL encoding.
+func badQuery(raw string) error {
+	for pair := range strings.SplitSeq(raw, "&") {
+		key, value, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(key)
+		if err != nil {
+			name = key
+		}
+		if _, verr := url.QueryUnescape(value); err != nil || verr != nil {
+			return store.Invalid(name, "query parameter %q is not valid URL encoding", name)
+		}
+	}
+	return store.Invalid("query", "the query string is not valid URL encoding")
 }
