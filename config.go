@@ -806,35 +806,42 @@ func (c *Config) dispatchConfig(version string) dispatch.Config {
 }
 
 // publicURLFor returns public_url, or when it is not set, the base URL of
-// the bound address addr (an unspecified host becomes loopback, so links
-// work on this machine).
+// the bound address addr. Its host is the configured listen host, since
+// the bound address cannot tell 0.0.0.0 from :: (on a dual-stack host a
+// listener on 0.0.0.0 reports [::]); an unspecified host becomes loopback,
+// so links work on this machine. Its port is the bound one (the real port
+// for port 0).
 func (c *Config) publicURLFor(addr net.Addr) string {
 	if c.PublicURL != "" {
 		return strings.TrimRight(c.PublicURL, "/")
 	}
-	bound := addr.String()
-	if host, _, err := net.SplitHostPort(c.Listen); err == nil && host == "" {
-		// ":8080" listens on every address, IPv4 too: link to 127.0.0.1,
-		// as for 0.0.0.0, not to the [::] the listener reports.
-		if _, port, err := net.SplitHostPort(bound); err == nil {
-			bound = net.JoinHostPort("", port)
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if listenHost, _, err := net.SplitHostPort(c.Listen); err == nil {
+		if loopback, ok := loopbackFor(listenHost); ok {
+			host = loopback
 		}
 	}
-	return "http://" + linkHost(bound)
+	return "http://" + net.JoinHostPort(host, port)
 }
 
-func linkHost(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
+// loopbackFor returns the loopback address that links use for an
+// unspecified listen host: 127.0.0.1 for "" (every address, IPv4 too) and
+// 0.0.0.0, ::1 for ::. It reports false for any other host.
+func loopbackFor(listenHost string) (string, bool) {
+	if listenHost == "" {
+		return "127.0.0.1", true
 	}
-	switch host {
-	case "", "0.0.0.0":
-		host = "127.0.0.1"
-	case "::":
-		host = "::1"
+	ip, err := netip.ParseAddr(listenHost)
+	switch {
+	case err != nil || !ip.IsUnspecified():
+		return "", false
+	case ip.Is4():
+		return "127.0.0.1", true
 	}
-	return net.JoinHostPort(host, port)
+	return "::1", true
 }
 
 // newLogger returns the slog logger of l, writing to w.

@@ -366,13 +366,39 @@ func TestPublicURLFor(t *testing.T) {
 		{"", "127.0.0.1:0", "127.0.0.1:43211", "http://127.0.0.1:43211"},
 		{"", "0.0.0.0:8080", "0.0.0.0:8080", "http://127.0.0.1:8080"},
 		{"", "[::]:8080", "[::]:8080", "http://[::1]:8080"},
-		{"", ":8080", "[::]:8080", "http://127.0.0.1:8080"}, // every address, IPv4 too
+		{"", ":8080", "[::]:8080", "http://127.0.0.1:8080"},        // every address, IPv4 too
+		{"", "0.0.0.0:8080", "[::]:8080", "http://127.0.0.1:8080"}, // what a dual-stack listener reports
+		{"", "0.0.0.0:0", "[::]:43211", "http://127.0.0.1:43211"},
 		{"https://kyc.example.com/", "127.0.0.1:8080", "127.0.0.1:8080", "https://kyc.example.com"},
 	} {
 		c := DefaultConfig()
 		c.PublicURL, c.Listen = tc.publicURL, tc.listen
 		if got := c.publicURLFor(addr(tc.bound)); got != tc.want {
 			t.Errorf("publicURLFor(%q, %s) = %s, want %s", tc.publicURL, tc.bound, got, tc.want)
+		}
+	}
+}
+
+// TestPublicURLForListener derives links from what a real listener
+// reports: on a dual-stack host one bound to 0.0.0.0 says [::].
+func TestPublicURLForListener(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ listen, want string }{
+		{"0.0.0.0:0", "http://127.0.0.1:"},
+		{":0", "http://127.0.0.1:"},
+		{"127.0.0.1:0", "http://127.0.0.1:"},
+	} {
+		ln, err := net.Listen("tcp", tc.listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := ln.Addr()
+		ln.Close()
+		_, port, _ := net.SplitHostPort(bound.String())
+		c := DefaultConfig()
+		c.Listen = tc.listen
+		if got := c.publicURLFor(bound); got != tc.want+port {
+			t.Errorf("listen %s, bound %s: publicURLFor = %s, want %s", tc.listen, bound, got, tc.want+port)
 		}
 	}
 }
