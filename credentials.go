@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -48,9 +49,13 @@ func newCredentialsCreateCmd(a *app) *cobra.Command {
 					return err
 				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-				fmt.Fprintf(w, "key\t%s\nsecret\t%s\nenvironment\t%s\nrole\t%s\nname\t%s\n", c.Key, secret, c.Environment, c.Role, dash(c.Name))
-				fmt.Fprintln(w, "The secret is shown only now; complybox keeps only its SHA-256 hash.")
-				return w.Flush()
+				_, err1 := fmt.Fprintf(w, "key\t%s\nsecret\t%s\nenvironment\t%s\nrole\t%s\nname\t%s\n", c.Key, secret, c.Environment, c.Role, dash(c.Name))
+				_, err2 := fmt.Fprintln(w, "The secret is shown only now; complybox keeps only its SHA-256 hash.")
+				if err := cmp.Or(err1, err2, w.Flush()); err != nil {
+					// Not shown, not kept: no live credential has a secret nobody saw.
+					return errors.Join(fmt.Errorf("printing the credential: %w", err), st.DeleteCredential(c.Key))
+				}
+				return nil
 			})
 		},
 	}

@@ -83,6 +83,18 @@ func TestCredentialsCommands(t *testing.T) {
 	})
 }
 
+// TestCredentialsCreateUnprinted: a credential whose secret could not be
+// printed is not kept, so no live credential has a secret nobody saw.
+func TestCredentialsCreateUnprinted(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "complybox.db")
+	code, stderr := runFailingStdout(t, "credentials", "create", "--db", db, "--env", "sandbox")
+	if code != 1 || !strings.Contains(stderr, "no space left on device") {
+		t.Fatalf("exit code %d, stderr %q; want 1 naming the failure", code, stderr)
+	}
+	assertCredentials(t, db)
+}
+
 // rowOf returns the row of `credentials list` output that starts with key,
 // "" when there is none.
 func rowOf(list, key string) string {

@@ -143,9 +143,10 @@ func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logg
 		return fmt.Errorf("kyc callback: %w", err)
 	}
 	if generated != "" {
-		// Shown once: an output that cannot take it stops the start.
+		// Shown once: an output that cannot take it stops the start, and
+		// the secret is not kept, so the next start generates another.
 		if _, err := fmt.Fprintf(stdout, "KYC callback signing secret (generated, shown once): %s\n", generated); err != nil {
-			return fmt.Errorf("printing the generated KYC callback secret: %w", err)
+			return errors.Join(fmt.Errorf("printing the generated KYC callback secret: %w", err), st.DiscardCallbackSecret(generated))
 		}
 	}
 
@@ -255,7 +256,8 @@ func applyCredentials(st *store.Store, creds []CredentialConfig, stdout io.Write
 	}
 	if _, err := fmt.Fprintf(stdout, "Created a sandbox API credential (shown once; only its hash is stored):\n"+
 		"  X-Api-Key:    %s\n  X-Api-Secret: %s\n", c.Key, secret); err != nil {
-		return fmt.Errorf("printing the first-run credential: %w", err)
+		// Not shown, not kept: the next start creates and prints another.
+		return errors.Join(fmt.Errorf("printing the first-run credential: %w", err), st.DeleteCredential(c.Key))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -458,4 +459,64 @@ func TestServeCPUProfile(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "--cpuprofile") {
 		t.Fatalf("unwritable --cpuprofile: exit %d, stderr %q; want 1 naming the flag", r.code, r.stderr)
 	}
+}
+
+// failingWriter is an output that takes nothing, like a full disk.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// runFailingStdout runs the command line with an output that fails every
+// write and returns its exit code and error output.
+func runFailingStdout(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var errOut bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(""), failingWriter{}, &errOut, nil)
+	return code, errOut.String()
+}
+
+// TestServeSecretUnprinted: a secret whose printing fails is not kept, so
+// the next start creates and prints another (SPEC §1: printed once).
+func TestServeSecretUnprinted(t *testing.T) {
+	t.Parallel()
+	t.Run("FirstRunCredential", func(t *testing.T) {
+		t.Parallel()
+		db := filepath.Join(t.TempDir(), "complybox.db")
+		code, stderr := runFailingStdout(t, "serve", "--listen", "127.0.0.1:0", "--db", db)
+		if code != 1 || !strings.Contains(stderr, "printing the first-run credential") {
+			t.Fatalf("exit code %d, stderr %q; want 1 naming the first-run credential", code, stderr)
+		}
+		assertCredentials(t, db)
+		s := startServe(t, db)
+		if s.Key == "" {
+			t.Fatalf("the next start printed no credential: %q", s.Lines)
+		}
+		if status, body := call(t, "GET", s.URL+"/webhooks/outbound", s.Key, s.Secret, nil); status != 200 {
+			t.Fatalf("printed credential: %d %s", status, body)
+		}
+	})
+	t.Run("CallbackSecret", func(t *testing.T) {
+		t.Parallel()
+		db := filepath.Join(t.TempDir(), "complybox.db")
+		cfg := writeConfig(t, "[[credentials]]\nkey = \"sbx_key_1\"\nsecret = \"sbx_secret_1\"\n")
+		code, stderr := runFailingStdout(t, "serve", "--listen", "127.0.0.1:0", "--db", db, "--config", cfg)
+		if code != 1 || !strings.Contains(stderr, "printing the generated KYC callback secret") {
+			t.Fatalf("exit code %d, stderr %q; want 1 naming the KYC callback secret", code, stderr)
+		}
+		st, err := store.Open(db, store.Options{OpenTimeout: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, err := st.CallbackSecret()
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil || secret != "" {
+			t.Fatalf("stored callback secret %q (%v) nobody saw; want none", secret, err)
+		}
+		s := startServe(t, db, "--config", cfg)
+		if !strings.Contains(strings.Join(s.Lines, "\n"), "KYC callback signing secret (generated, shown once): ") {
+			t.Fatalf("the next start printed no callback secret: %q", s.Lines)
+		}
+	})
 }

@@ -153,6 +153,28 @@ func (s *Store) RevokeCredential(key string) error {
 	})
 }
 
+// DeleteCredential removes key, a credential whose secret could not be
+// shown (printing it failed): kept, it would be live with a secret nobody
+// has, and would stop serve from making a first-run credential. Returns
+// ENOTFOUND for an unknown key.
+func (s *Store) DeleteCredential(key string) error {
+	defer s.creds.invalidate()
+	return s.update(func(t *txn) error {
+		b := t.Bucket(bucketCredentials).Get([]byte(key))
+		if b == nil {
+			return NotFound("credential", key)
+		}
+		c, err := unmarshalCredential(b)
+		if err != nil {
+			return err
+		}
+		if err := t.Bucket(bucketCredentials).Delete([]byte(key)); err != nil {
+			return err
+		}
+		return t.appendInternal(c.Environment, "credential:"+key, "credential.deleted", map[string]any{"key": key, "role": c.Role})
+	})
+}
+
 // Credentials lists every credential, oldest first.
 func (s *Store) Credentials() ([]Credential, error) {
 	var out []Credential

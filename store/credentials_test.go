@@ -73,3 +73,52 @@ func TestAuthenticate(t *testing.T) {
 		}
 	})
 }
+
+func TestDeleteCredential(t *testing.T) {
+	s, _ := mustOpen(t, "", store.Options{})
+	t.Run("OK", func(t *testing.T) {
+		c, secret, err := s.CreateCredential(store.Sandbox, "", "first-run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Authenticate(c.Key, secret); err != nil { // cached
+			t.Fatal(err)
+		}
+		if err := s.DeleteCredential(c.Key); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Authenticate(c.Key, secret); store.ErrorCode(err) != store.EUNAUTHORIZED {
+			t.Errorf("deleted credential: err %v, want EUNAUTHORIZED", err)
+		}
+		if creds, err := s.Credentials(); err != nil || len(creds) != 0 {
+			t.Errorf("Credentials() = %v, %v; want none", creds, err)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		if err := s.DeleteCredential("sbx_key_nope"); store.ErrorCode(err) != store.ENOTFOUND {
+			t.Errorf("err %v, want ENOTFOUND", err)
+		}
+	})
+}
+
+func TestDiscardCallbackSecret(t *testing.T) {
+	s, _ := mustOpen(t, "", store.Options{})
+	generated, err := s.InitCallback()
+	if err != nil || generated == "" {
+		t.Fatalf("InitCallback() = %q, %v; want a generated secret", generated, err)
+	}
+	// Another secret is not the one to discard: it stays.
+	if err := s.DiscardCallbackSecret("other"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.CallbackSecret(); err != nil || got != generated {
+		t.Fatalf("CallbackSecret() = %q, %v; want %q", got, err, generated)
+	}
+	if err := s.DiscardCallbackSecret(generated); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.InitCallback()
+	if err != nil || again == "" || again == generated {
+		t.Fatalf("InitCallback() after discarding = %q, %v; want a new secret", again, err)
+	}
+}

@@ -256,6 +256,21 @@ func (s *Store) InitCallback() (generated string, err error) {
 	return generated, err
 }
 
+// DiscardCallbackSecret clears the KYC callback's signing secret if it is
+// still secret: one InitCallback generated but that could not be printed,
+// so no receiver has it. The next InitCallback generates and returns
+// another.
+func (s *Store) DiscardCallbackSecret(secret string) error {
+	return s.update(func(t *txn) error {
+		c, err := t.callback()
+		if err != nil || c.Secret != secret {
+			return err
+		}
+		c.Secret = ""
+		return t.putCallback(c)
+	})
+}
+
 func (t *txn) putCallback(c Callback) error {
 	b, err := json.Marshal(c)
 	if err != nil {
