@@ -348,7 +348,49 @@ func (c *Config) parse(name, text string) error {
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		return fmt.Errorf("config %s: unknown key %q", name, undecoded[0].String())
 	}
+	// toml matches keys to fields case-insensitively and Undecoded does not
+	// report such matches; TOML keys are case-sensitive, so LISTEN is not
+	// listen.
+	for _, k := range md.Keys() {
+		if !declares(reflect.TypeFor[Config](), k) {
+			return fmt.Errorf("config %s: unknown key %q", name, k.String())
+		}
+	}
 	return nil
+}
+
+// declares reports whether the key path names a field of t exactly by its
+// toml tag, through tables, arrays of tables and inline tables.
+func declares(t reflect.Type, path []string) bool {
+	for _, name := range path {
+		for t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return false
+		}
+		f, ok := fieldTagged(t, name)
+		if !ok {
+			return false
+		}
+		t = f.Type
+	}
+	return true
+}
+
+// fieldTagged returns the field of struct type t whose toml name is
+// exactly name.
+func fieldTagged(t reflect.Type, name string) (reflect.StructField, bool) {
+	for _, f := range reflect.VisibleFields(t) {
+		tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if tag == "" {
+			tag = f.Name
+		}
+		if f.IsExported() && !f.Anonymous && tag != "-" && tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // envKey is one scalar configuration key settable from the environment.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -127,6 +128,30 @@ func TestLoadConfig(t *testing.T) {
 		} {
 			_, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil)
 			wantErr(t, err, "unknown key", key)
+		}
+	})
+	t.Run("ErrKeyCase", func(t *testing.T) {
+		// TOML keys are case-sensitive: a key that differs from a known
+		// one only in case is unknown, as is the second of listen/Listen.
+		for text, key := range map[string]string{
+			"LISTEN = \"127.0.0.1:1\"\n":                                       "LISTEN",
+			"listen = \"127.0.0.1:1\"\nListen = \"127.0.0.1:2\"\n":             "Listen",
+			"[Retention]\ndeliveries = \"5h\"\n":                               "Retention",
+			"[retention]\nDeliveries = \"5h\"\n":                               "retention.Deliveries",
+			"[DISPATCH]\nMax_Attempts = 0\n":                                   "DISPATCH",
+			"[[levels]]\nName = \"x\"\n":                                       "levels.Name",
+			"[[levels]]\nname = \"x\"\nsteps = [{Kind = \"aml\"}]\n":           "levels.steps.Kind",
+			"[[levels]]\nname = \"x\"\n[[levels.questionnaire]]\nID = \"q\"\n": "levels.questionnaire.ID",
+			"[[Assets]]\nsymbol = \"X\"\n":                                     "Assets",
+			"[[credentials]]\nkey = \"k\"\nSecret = \"s\"\n":                   "credentials.Secret",
+		} {
+			_, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil)
+			wantErr(t, err, fmt.Sprintf("unknown key %q", key))
+		}
+		r := runCmd(t, "serve", "--config", writeConfig(t, "LISTEN = \"127.0.0.1:0\"\n"), "--db", filepath.Join(t.TempDir(), "c.db"))
+		wantErr(t, r.err(), `unknown key "LISTEN"`)
+		if r.code != 1 {
+			t.Errorf("exit code %d, want 1", r.code)
 		}
 	})
 	t.Run("ErrBadDuration", func(t *testing.T) {
