@@ -683,6 +683,9 @@ func (d DispatchConfig) validate() error {
 	if d.AttemptTimeout <= 0 {
 		return configError("dispatch.attempt_timeout", "must be positive")
 	}
+	if d.AttemptTimeout > maxAttemptTimeout {
+		return configError("dispatch.attempt_timeout", "%s is more than %s", d.AttemptTimeout, maxAttemptTimeout)
+	}
 	if len(d.RetryDelays) == 0 {
 		return configError("dispatch.retry_delays", "must list at least one delay")
 	}
@@ -702,6 +705,13 @@ func (d DispatchConfig) validate() error {
 	}
 	return nil
 }
+
+// maxAttemptTimeout bounds dispatch.attempt_timeout: a claimed delivery is
+// leased for twice the timeout plus 10s (SPEC §5: longer than an attempt),
+// and a timeout near the largest duration overflows that lease, so the
+// delivery is claimed, and sent, again and again at once. No receiver
+// worth waiting for takes an hour to answer.
+const maxAttemptTimeout = Duration(time.Hour)
 
 // maxConcurrency bounds dispatch.concurrency: the dispatcher holds up to
 // four times as many claimed jobs in memory and as many open connections

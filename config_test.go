@@ -311,6 +311,9 @@ func TestValidate(t *testing.T) {
 		{"SanctionsFileMissing", "[kyc]\nsanctions_file = \"/nonexistent/sanctions.txt\"", "kyc.sanctions_file"},
 		{"PollIntervalZero", "[dispatch]\npoll_interval = \"0s\"", "dispatch.poll_interval"},
 		{"AttemptTimeoutZero", "[dispatch]\nattempt_timeout = \"0s\"", "dispatch.attempt_timeout"},
+		// The lease, 2*attempt_timeout+10s, must not overflow (SPEC §5).
+		{"AttemptTimeoutHuge", "[dispatch]\nattempt_timeout = \"2000000h\"", "dispatch.attempt_timeout"},
+		{"AttemptTimeoutOverHour", "[dispatch]\nattempt_timeout = \"61m\"", "dispatch.attempt_timeout"},
 		{"RetryDelaysEmpty", "[dispatch]\nretry_delays = []", "dispatch.retry_delays"},
 		{"RetryDelayNegative", "[dispatch]\nretry_delays = [\"1s\", \"-1s\"]", "dispatch.retry_delays[1]"},
 		{"MaxAttemptsZero", "[dispatch]\nmax_attempts = 0", "dispatch.max_attempts"},
@@ -348,6 +351,12 @@ func TestValidate(t *testing.T) {
 			wantErr(t, err, tc.key)
 		})
 	}
+	t.Run("DispatchBounds", func(t *testing.T) {
+		text := "[dispatch]\nattempt_timeout = \"1h\"\n"
+		if _, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("UnknownLevelWarns", func(t *testing.T) {
 		// A level of that name can still be created through the API: a
 		// warning naming the key, not an error.
