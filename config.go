@@ -677,8 +677,8 @@ func (k KYCConfig) validate() error {
 }
 
 func (d DispatchConfig) validate() error {
-	if d.PollInterval <= 0 {
-		return configError("dispatch.poll_interval", "must be positive")
+	if d.PollInterval < minPollInterval || d.PollInterval > maxPollInterval {
+		return configError("dispatch.poll_interval", "%s is out of %s..%s", d.PollInterval, minPollInterval, maxPollInterval)
 	}
 	if d.AttemptTimeout <= 0 {
 		return configError("dispatch.attempt_timeout", "must be positive")
@@ -705,6 +705,15 @@ func (d DispatchConfig) validate() error {
 	}
 	return nil
 }
+
+// minPollInterval and maxPollInterval bound dispatch.poll_interval. New
+// events and retries wake the delivery loop at once, so a shorter poll only
+// burns CPU (at 1ns an idle server used more than a core); a longer one
+// leaves what nothing wakes the loop for waiting too long.
+const (
+	minPollInterval = Duration(10 * time.Millisecond)
+	maxPollInterval = Duration(time.Hour)
+)
 
 // maxAttemptTimeout bounds dispatch.attempt_timeout: a claimed delivery is
 // leased for twice the timeout plus 10s (SPEC §5: longer than an attempt),
