@@ -227,7 +227,20 @@ func TestConsolePages(t *testing.T) {
 	if strings.Contains(list, ">page-user<") {
 		t.Fatal("reviewStatus=pending lists the reviewed page-user")
 	}
-	b.page("/console/applicants?limit=1", "Next page")
+	// The next page keeps the filters and the limit (and drops a flash).
+	first := b.page("/console/applicants?type=individual&limit=1&ok=decided", "Next page")
+	m := regexp.MustCompile(`<a class="next" href="([^"]+)"`).FindStringSubmatch(first)
+	if m == nil {
+		t.Fatal("no next page link")
+	}
+	next, err := url.Parse(html.UnescapeString(m[1]))
+	if err != nil || next.Path != "/console/applicants" || next.Query().Get("limit") != "1" || next.Query().Get("type") != "individual" ||
+		next.Query().Get("cursor") == "" || next.Query().Has("ok") {
+		t.Fatalf("next page link %q", m[1])
+	}
+	if second := b.page(next.RequestURI()); strings.Count(second, `<tr`) != strings.Count(first, `<tr`) {
+		t.Errorf("the second page of limit=1 lists another number of rows than the first")
+	}
 	expectStatus(t, "unknown reviewStatus", b.get("/console/applicants?reviewStatus=sleeping"), http.StatusBadRequest)
 
 	var a store.Applicant

@@ -294,6 +294,21 @@ func flash(query url.Values) string {
 	return flashText(code)
 }
 
+// nextPage returns the link to the list at base after the page shown at
+// uri (the request's path and query): the same filters and limit, cursor
+// next, without the flash of the redirect that led there. A page shown
+// by a form's POST has no filters in its URL.
+func nextPage(base, uri, next string) string {
+	q := url.Values{}
+	if u, err := url.Parse(uri); err == nil && u.Path == base {
+		q = u.Query()
+	}
+	q.Del("ok")
+	q.Del("requeued")
+	q.Set("cursor", next)
+	return base + "?" + q.Encode()
+}
+
 // flashText is the message of a flash code set by redirect.
 func flashText(code string) string {
 	return map[string]string{
@@ -429,7 +444,8 @@ func (c *Console) funcs() template.FuncMap {
 			}
 			return base + "?" + q.Encode()
 		},
-		"secret": secretText,
+		"nextPage": nextPage,
+		"secret":   secretText,
 		"displayName": func(a store.Applicant) string {
 			if a.Type == "company" {
 				return deref(a.CompanyInfo["companyName"])
