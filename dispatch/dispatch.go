@@ -626,7 +626,8 @@ func (d *Dispatcher) chain(j store.Job) (store.Job, *lease, bool) {
 // retryAt returns when the next attempt after failed attempt n of a round is
 // due, or zero when the round is spent and the delivery is dead: the
 // configured delay with jitter, or a 429/503 answer's Retry-After when that
-// is longer (the Retry-After counts up to an hour).
+// is longer (the Retry-After counts up to an hour), after the attempt ended
+// (SPEC §5), not after it began: a slow failure must not shorten either.
 func (d *Dispatcher) retryAt(n int, res result) time.Time {
 	if n >= d.cfg.MaxAttempts {
 		return time.Time{}
@@ -634,7 +635,7 @@ func (d *Dispatcher) retryAt(n int, res result) time.Time {
 	delay := d.cfg.RetryDelays[min(max(n, 1)-1, len(d.cfg.RetryDelays)-1)]
 	delay = time.Duration(float64(delay) * (1 + d.cfg.Jitter()))
 	delay = max(delay, min(res.retryAfter, maxRetryAfter))
-	return res.At.Add(delay)
+	return res.end.Add(delay)
 }
 
 // Advance moves environment env's clock forward to target (SPEC §7, the

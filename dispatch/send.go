@@ -47,6 +47,9 @@ type sender struct {
 type result struct {
 	store.AttemptResult
 	retryAfter time.Duration // from a 429 or 503 answer
+	// end is when the attempt ended (failed, or its answer was read) on
+	// the environment's clock: the next attempt is due a delay after it.
+	end time.Time
 }
 
 func newSender(cfg Config, policy urlpolicy.Policy) *sender {
@@ -114,9 +117,13 @@ func (s *sender) forget(env store.Env, task *store.DeliveryTask) {
 }
 
 // send makes one signed attempt of task, a delivery of environment env.
-func (s *sender) send(env store.Env, task *store.DeliveryTask) result {
+func (s *sender) send(env store.Env, task *store.DeliveryTask) (res result) {
 	at := s.cfg.EnvNow(env).UTC()
-	res := result{AttemptResult: store.AttemptResult{RequestURL: task.URL, At: at}}
+	res = result{AttemptResult: store.AttemptResult{RequestURL: task.URL, At: at}}
+	// The attempt is recorded at its start (At); its retry counts from its
+	// end, read on the same clock: in the sandbox, the test clock runs on
+	// while an attempt waits for its receiver, as real time does.
+	defer func() { res.end = s.cfg.EnvNow(env).UTC() }()
 	if task.URL == "" {
 		res.Error = "no destination is configured for " + task.Destination + " events"
 		return res
