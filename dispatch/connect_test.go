@@ -60,7 +60,7 @@ func TestPlainHTTPAfterDNSChange(t *testing.T) {
 			t.Fatalf("plain http to a loopback name: %+v", res)
 		}
 	}
-	dns.set("hooks.partner.test", "203.0.113.7") // TEST-NET-3: refused before connecting
+	dns.set("hooks.partner.test", "93.184.215.14") // public: refused before connecting
 	res := s.send(store.Sandbox, task)
 	if res.Success || !strings.Contains(res.Error, "plain http") {
 		t.Fatalf("plain http after the name moved to a public address: %+v", res)

@@ -11,8 +11,8 @@ import (
 // accepted for plain http while it resolved to loopback cannot be used for
 // plain http once it resolves to a public address.
 func TestConnect(t *testing.T) {
-	loop, public, private := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("203.0.113.7"), netip.MustParseAddr("10.1.2.3")
-	mapped := netip.MustParseAddr("::ffff:203.0.113.7")
+	loop, public, private := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("93.184.215.14"), netip.MustParseAddr("10.1.2.3")
+	mapped := netip.MustParseAddr("::ffff:93.184.215.14")
 	for _, c := range []struct {
 		allowHTTP string
 		private   bool

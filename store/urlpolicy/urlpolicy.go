@@ -24,8 +24,9 @@ type Policy struct {
 	// (loopback hosts only) or "never", which also refuses loopback hosts.
 	// Anything else refuses plain http.
 	AllowHTTP string
-	// AllowPrivateNetworks lets a URL reach private, link-local, shared and
-	// ULA addresses.
+	// AllowPrivateNetworks lets a URL reach every address that is not
+	// public (isPrivate): private, link-local, shared, ULA and reserved
+	// addresses, and NAT64 or 6to4 addresses standing for one of them.
 	AllowPrivateNetworks bool
 }
 
@@ -135,15 +136,57 @@ func (p Policy) Disallowed(ip netip.Addr) bool {
 	return isPrivate(ip) && !p.AllowPrivateNetworks
 }
 
-// isPrivate reports addresses a webhook must not reach unless allowed:
-// private ranges, link-local, unspecified, multicast, shared and ULA space.
+// isPrivate reports addresses a webhook must not reach unless allowed: any
+// address that is not public (loopback aside, which allow_http governs):
+// private ranges, link-local, unspecified, multicast, shared and ULA space,
+// the ranges reserved for documentation, benchmarking and future use, the
+// limited broadcast, and IPv6 addresses that stand for a non-public IPv4
+// one through NAT64 (64:ff9b::/96) or 6to4 (2002::/16).
 func isPrivate(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	if ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
 		return true
 	}
-	cgnat := netip.MustParsePrefix("100.64.0.0/10")
-	return cgnat.Contains(ip)
+	if v4, ok := embeddedIPv4(ip); ok {
+		return v4.IsLoopback() || isPrivate(v4)
+	}
+	for _, p := range [...]string{
+		"0.0.0.0/8",       // "this network"
+		"100.64.0.0/10",   // shared address space (carrier-grade NAT)
+		"192.0.0.0/24",    // IETF protocol assignments
+		"192.0.2.0/24",    // documentation (TEST-NET-1)
+		"198.18.0.0/15",   // benchmarking
+		"198.51.100.0/24", // documentation (TEST-NET-2)
+		"203.0.113.0/24",  // documentation (TEST-NET-3)
+		"240.0.0.0/4",     // reserved, and the limited broadcast 255.255.255.255
+		"64:ff9b:1::/48",  // local-use NAT64
+		"100::/64",        // discard-only
+		"2001:2::/48",     // benchmarking
+		"2001:db8::/32",   // documentation
+		"fec0::/10",       // site-local (deprecated)
+	} {
+		if netip.MustParsePrefix(p).Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// embeddedIPv4 returns the IPv4 address that an IPv6 address of the NAT64
+// well-known prefix (64:ff9b::/96, RFC 6052) or of 6to4 (2002::/16, RFC
+// 3056) stands for: a connection to it reaches that IPv4 address.
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	if !ip.Is6() {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	switch {
+	case b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && [8]byte(b[4:12]) == [8]byte{}:
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case b[0] == 0x20 && b[1] == 0x02:
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
 }
 
 // resolve returns the addresses of host: the address itself for an IP
