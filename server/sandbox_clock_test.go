@@ -388,3 +388,43 @@ func TestSandboxClockWaitsForTheLoop(t *testing.T) {
 		t.Errorf("the receiver saw %d attempts at once", most)
 	}
 }
+
+// TestSandboxClockBound: the sandbox clock goes no further than
+// store.MaxClockTime, so its time arithmetic never overflows (time.Duration
+// and UnixNano end in 2262). A move past it, by advanceBy or to, is a 400
+// naming the field and leaves the clock where it was, and moves within the
+// bound still work after it: the sandbox is never stuck.
+func TestSandboxClockBound(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	bound := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+	refused := func(body map[string]any, field string) {
+		t.Helper()
+		var before, after clockAnswer
+		in.expect(200, "GET", "/v1/sandbox/clock", nil).json(t, &before)
+		r := in.expect(400, "POST", "/v1/sandbox/clock", body)
+		if code, f := errField(t, r); code != "validation_failed" || f != field || !strings.Contains(string(r.Body), "2200-01-01T00:00:00.000Z") {
+			t.Errorf("%v: %s, want validation_failed naming %s and the bound", body, r.Body, field)
+		}
+		in.expect(200, "GET", "/v1/sandbox/clock", nil).json(t, &after)
+		if after.Now != before.Now || after.Offset != before.Offset {
+			t.Errorf("%v moved the clock: %+v, then %+v", body, before, after)
+		}
+	}
+	// Ten years at a time, as far as the bound lets.
+	var c clockAnswer
+	for range 17 { // 2026 + 170 years: 2196
+		c = in.moveClock(map[string]any{"advanceBy": "87600h"})
+	}
+	if now, _ := time.Parse(time.RFC3339, c.Now); now.After(bound) || bound.Sub(now) > 87600*time.Hour {
+		t.Fatalf("after 17 moves of ten years: %s", c.Now)
+	}
+	refused(map[string]any{"advanceBy": "87600h"}, "advanceBy")
+	refused(map[string]any{"to": "2200-01-01T00:00:00.001Z"}, "to")
+	in.moveClock(map[string]any{"advanceBy": "1h"})
+	if mv := in.moveClock(map[string]any{"to": ms(bound)}); mv.Now != ms(bound) {
+		t.Fatalf("move to the bound: %+v", mv)
+	}
+	refused(map[string]any{"advanceBy": "1ms"}, "advanceBy")
+	refused(map[string]any{"to": "2209-06-01T00:00:00Z"}, "to")
+}

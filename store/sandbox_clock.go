@@ -71,6 +71,16 @@ type ClockTarget struct {
 // typo cannot push the sandbox past what timestamps can hold.
 const MaxClockMove = 10 * 365 * 24 * time.Hour
 
+// MaxClockYear bounds the sandbox clock: it never shows a time past the
+// start of that year (MaxClockTime). Time arithmetic in nanoseconds ends in
+// April 2262 (time.Duration, UnixNano); the bound keeps the clock, and every
+// retry, expiry and window counted from it, well inside that.
+const MaxClockYear = 2200
+
+// MaxClockTime returns the latest time the sandbox clock may be moved to,
+// 2200-01-01T00:00:00Z.
+func MaxClockTime() time.Time { return time.Date(MaxClockYear, 1, 1, 0, 0, 0, 0, time.UTC) }
+
 // NewClockTarget reads where a move of the sandbox clock should go, as
 // POST /v1/sandbox/clock and the console's clock page take it: advanceBy,
 // a Go duration ("90m", "36h"), or to, a timestamp, exactly one of them;
@@ -132,7 +142,8 @@ func (mv ClockMove) RanByKind() map[string]int {
 // holds env's work back for the duration. Moves are serialised.
 //
 // Returns EFORBIDDEN for production, whose clock never moves, EINVALID
-// naming field when target is before env's current time, and the error of
+// naming field when target is before env's current time or past
+// MaxClockTime, and the error of
 // a job run that fails (the clock then stays at that job's due time, the
 // move's other effects kept).
 func (s *Store) AdvanceClock(env Env, to ClockTarget, run func(Job) error) (ClockMove, error) {
@@ -152,6 +163,17 @@ func (s *Store) AdvanceClock(env Env, to ClockTarget, run func(Job) error) (Cloc
 			return mv, Invalid(to.Field, "the sandbox clock moves only forward: %s is negative", to.By)
 		}
 		goal = func() time.Time { return s.Now().Add(start + to.By) }
+	}
+	// The bound is checked on a target computed without overflow: From
+	// plus By in time.Time, which reaches far past 2262, not in
+	// nanoseconds.
+	target := to.To
+	if to.By != 0 || to.To.IsZero() {
+		target = mv.From.Add(to.By)
+	}
+	if limit := MaxClockTime(); target.After(limit) {
+		return mv, Invalid(to.Field, "the sandbox clock goes no further than %s: this move would take it to %s",
+			At(limit).String(), At(target).String())
 	}
 	if target := goal(); target.Before(mv.From) {
 		return mv, Invalid(to.Field, "the sandbox clock moves only forward: %s is before its time, %s",

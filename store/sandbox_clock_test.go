@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -83,5 +85,35 @@ func TestDuePerEnvironment(t *testing.T) {
 	}
 	if _, err := s.AdvanceClock(store.Production, store.ClockTarget{By: time.Hour}, s.RunJob); store.ErrorCode(err) != store.EFORBIDDEN {
 		t.Fatalf("production: %v", err)
+	}
+}
+
+// TestAdvanceClockBound: a move past store.MaxClockTime is EINVALID naming
+// its field, however far it reaches (the longest time.Duration included,
+// whose sum with the clock's offset overflows int64), and the clock stays.
+func TestAdvanceClockBound(t *testing.T) {
+	t.Parallel()
+	s, _ := mustOpen(t, "", store.Options{})
+	if _, err := s.AdvanceClock(store.Sandbox, store.ClockTarget{By: 150 * 365 * 24 * time.Hour}, s.RunJob); err != nil {
+		t.Fatal(err)
+	}
+	from, offset := s.SandboxClock()
+	for _, to := range []store.ClockTarget{
+		{By: time.Duration(math.MaxInt64), Field: "advanceBy"},
+		{By: store.MaxClockTime().Sub(from) + time.Millisecond, Field: "advanceBy"},
+		{To: store.MaxClockTime().Add(time.Millisecond), Field: "to"},
+		{To: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), Field: "to"},
+	} {
+		_, err := s.AdvanceClock(store.Sandbox, to, s.RunJob)
+		var e *store.Error
+		if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != to.Field {
+			t.Errorf("%+v: %v, want EINVALID naming %s", to, err, to.Field)
+		}
+		if _, got := s.SandboxClock(); got != offset {
+			t.Errorf("%+v moved the clock: offset %s, was %s", to, got, offset)
+		}
+	}
+	if mv, err := s.AdvanceClock(store.Sandbox, store.ClockTarget{To: store.MaxClockTime(), Field: "to"}, s.RunJob); err != nil || !mv.Now.Equal(store.MaxClockTime()) {
+		t.Errorf("to the bound itself: %+v, %v", mv, err)
 	}
 }
