@@ -165,3 +165,29 @@ func TestRequestLog(t *testing.T) {
 		t.Fatal("the console shows the API secret")
 	}
 }
+
+// TestRequestLogSmallImages: an image is redacted by the member that
+// carries it, however small (SPEC §7): a tiny PNG, shorter than the rule
+// for base64 blobs, sent to /verify or /documents, never shows.
+func TestRequestLogSmallImages(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("tiny-1", "Lovelace")
+	tiny := b64(pngImage(t, 1, 1, 1))
+	in.do("POST", "/v1/applicants/tiny-1/verify", map[string]any{"idDocType": "PASSPORT", "country": "DEU",
+		"documentFront": tiny, "documentBack": tiny, "selfie": tiny, "proofOfAddress": tiny, "livenessFrames": []string{tiny, tiny, tiny}})
+	in.do("POST", "/v1/applicants/tiny-1/documents", map[string]any{"kind": "selfie", "image": tiny})
+	items, _, raw := in.requests("?limit=200")
+	if strings.Contains(raw, tiny[:24]) {
+		t.Errorf("the request log shows a %d-character image: %s", len(tiny), raw)
+	}
+	n := 0
+	for _, e := range items {
+		if e.RequestBody != nil {
+			n += strings.Count(*e.RequestBody, fmt.Sprintf("[redacted image, %d chars]", len(tiny)))
+		}
+	}
+	if n != 8 {
+		t.Errorf("%d images noted as redacted, want 8", n)
+	}
+}

@@ -12,6 +12,24 @@ import (
 // after it went missing. 1 KiB of text is kept as it is.
 const LongString = 1 << 10
 
+// noteEnd ends the note of a long string's size, "[N bytes, not kept]".
+const noteEnd = " bytes, not kept]"
+
+// isNote reports whether the content of a JSON string is a note of a long
+// string's size (Head): it shows nothing of what the string was.
+func isNote(content []byte) bool {
+	digits, ok := bytes.CutSuffix(content, []byte(noteEnd))
+	if !ok || len(digits) < 2 || digits[0] != '[' {
+		return false
+	}
+	for _, c := range digits[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // Head keeps what the log shows of a request body as the handler reads
 // it: its first MaxBody bytes, except that in a JSON body (one that starts
 // with '{' or '[') a string longer than LongString is kept as a note of
@@ -91,7 +109,7 @@ func (h *Head) Write(p []byte) (int, error) {
 			break
 		}
 		if h.size > LongString {
-			h.keep([]byte("[" + strconv.FormatInt(h.size, 10) + " bytes, not kept]"))
+			h.keep([]byte("[" + strconv.FormatInt(h.size, 10) + noteEnd))
 		}
 		h.keep([]byte{'"'})
 		h.inString = false

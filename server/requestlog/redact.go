@@ -31,10 +31,30 @@ func SecretName(name string) bool {
 	return false
 }
 
+// imageName reports whether a member, form field or parameter name is one
+// the API takes an image in, base64 or a data: URL: documentFront,
+// documentBack, selfie, proofOfAddress and livenessFrames (an array of
+// images) of POST …/verify, image of POST …/documents and the hosted UI's
+// upload. Their values are redacted whatever their length, where other
+// values are only when they look like a blob (minBase64). Case is ignored:
+// the API refuses such a body, but the log shows what was sent.
+func imageName(name string) bool {
+	for _, n := range [...]string{"documentFront", "documentBack", "selfie", "proofOfAddress", "livenessFrames", "image"} {
+		if len(name) == len(n) && strings.EqualFold(name, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// imageNote is what an image value of n characters becomes.
+func imageNote(n int) string { return "[redacted image, " + strconv.Itoa(n) + " chars]" }
+
 // Redact returns a body, possibly cut short anywhere, as text safe to show:
-// in JSON the values of secret fields, long base64 strings and data: URLs
-// are replaced and hosted-UI tokens cut out of links; in a multipart form
-// file parts are replaced; a binary body is replaced whole.
+// in JSON the values of secret fields and image members (imageName), long
+// base64 strings and data: URLs are replaced and hosted-UI tokens cut out
+// of links; in a multipart form file parts are replaced; a binary body is
+// replaced whole.
 func Redact(contentType string, b []byte) string {
 	mt, params, _ := mime.ParseMediaType(contentType)
 	trimmed := bytes.TrimLeft(b, " \t\r\n")
@@ -51,8 +71,8 @@ func Redact(contentType string, b []byte) string {
 	return string(redactString(b))
 }
 
-// RedactQuery redacts the secret parameters and base64 blobs of a query
-// string.
+// RedactQuery redacts the secret parameters, image parameters and base64
+// blobs of a query string.
 func RedactQuery(q string) string {
 	if q == "" {
 		return q
@@ -67,6 +87,8 @@ func RedactQuery(q string) string {
 		switch {
 		case SecretName(name):
 			parts[i] = k + "=" + url.QueryEscape(Redacted)
+		case imageName(name) && v != "":
+			parts[i] = k + "=" + url.QueryEscape(imageNote(len(v)))
 		case len(v) >= minBase64 && isBase64(v):
 			parts[i] = k + "=" + url.QueryEscape(blob(len(v)))
 		}
@@ -139,7 +161,9 @@ func stringEnd(b []byte, i int) (int, bool) {
 }
 
 // appendValue appends, quoted and redacted, the content of a JSON string of
-// field key.
+// field key (the strings of an array count as its field's): an image
+// member's value becomes a note of its length, unless it is empty or
+// already Head's note of its size.
 func appendValue(out, key, content []byte) []byte {
 	name := strings.Trim(string(key), `"`)
 	switch {
@@ -147,6 +171,8 @@ func appendValue(out, key, content []byte) []byte {
 		return append(out, `"`+Redacted+`"`...)
 	case bytes.HasPrefix(content, []byte("data:")):
 		return append(out, `"[redacted data URL, `+strconv.Itoa(len(content))+` chars]"`...)
+	case imageName(name) && len(content) > 0 && !isNote(content):
+		return append(out, `"`+imageNote(len(content))+`"`...)
 	case len(content) >= minBase64 && isBase64(string(content)):
 		return append(out, `"`+blob(len(content))+`"`...)
 	}
@@ -229,6 +255,8 @@ func redactMultipart(b []byte, boundary string) string {
 			out.WriteString("[file redacted, " + strconv.Itoa(len(body)) + " bytes]\r\n")
 		case SecretName(name):
 			out.WriteString(Redacted + "\r\n")
+		case imageName(name) && len(body) > 0:
+			out.WriteString(imageNote(len(body)) + "\r\n")
 		case len(body) >= minBase64 && isBase64(string(body)), bytes.HasPrefix(body, []byte("data:")):
 			out.WriteString(blob(len(body)) + "\r\n")
 		case !utf8.Valid(body):

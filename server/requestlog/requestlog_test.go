@@ -2,6 +2,7 @@ package requestlog_test
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,9 @@ import (
 
 // image is a base64 string as an image upload carries it.
 var image = strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", 5)
+
+// tinyPNG is a 1×1 PNG, 68 bytes, in base64: 92 characters.
+const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNk+A8AAQUBAScY42YAAAAASUVORK5CYII="
 
 // TestRedact: secrets, base64 blobs, data: URLs, file parts, binary bodies
 // and hosted-UI tokens never survive; everything else does, also in a body
@@ -32,6 +36,20 @@ func TestRedact(t *testing.T) {
 			`{"idDocFront":"` + image + `","selfie":"data:image/png;base64,iVBORw0KGgo=","firstName":"Ada"}`,
 			[]string{`"firstName":"Ada"`, "[redacted base64, ", "[redacted data URL, "},
 			[]string{"iVBOR"}},
+		// Image members are redacted by name, however short: a tiny PNG
+		// is shorter than the base64 rule's 128 characters.
+		{"JSONSmallImages", "application/json",
+			`{"idDocType":"PASSPORT","documentFront":"` + tinyPNG + `","documentBack":"` + tinyPNG + `","selfie":"` + tinyPNG +
+				`","proofOfAddress":"` + tinyPNG + `","livenessFrames":["` + tinyPNG + `","` + tinyPNG + `"],"image":"` + tinyPNG +
+				`","country":"DEU","note":"` + tinyPNG + `"}`,
+			[]string{`"idDocType":"PASSPORT"`, `"country":"DEU"`, `"documentFront":"[redacted image, 92 chars]"`,
+				`"livenessFrames":["[redacted image, 92 chars]","[redacted image, 92 chars]"]`, `"image":"[redacted image, 92 chars]"`,
+				`"note":"` + tinyPNG + `"`},
+			[]string{`"documentBack":"iVBOR`, `"selfie":"iVBOR`, `"proofOfAddress":"iVBOR`, `"image":"iVBOR`, `["iVBOR`}},
+		{"JSONImageNote", "application/json", // Head's note of a long image says only its size
+			`{"selfie":"[200000 bytes, not kept]","documentFront":"","image":"ab`,
+			[]string{`"selfie":"[200000 bytes, not kept]"`, `"documentFront":""`, `"image":"[redacted image, 2 chars]"`},
+			[]string{`"ab`}},
 		{"JSONCutInsideImage", "application/json",
 			`{"firstName":"Ada","idDocFront":"` + image[:300],
 			[]string{`"firstName":"Ada"`, "[redacted base64, 300 chars]"},
@@ -51,9 +69,9 @@ func TestRedact(t *testing.T) {
 			[]string{`"shortCode":"[redacted]"`, `"ttlDays":7`},
 			[]string{"mRUkSTiLvHBWfg0AclNl7X", "XSQalUJ9EYZgxcAGNr7T2j"}},
 		{"Multipart", "multipart/form-data; boundary=XyZ",
-			"--XyZ\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nidentity_doc\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\nbinary\r\n--XyZ\r\nContent-Disposition: form-data; name=\"sessionToken\"\r\n\r\nsecret-tok\r\n--XyZ--\r\n",
-			[]string{"identity_doc", "[file redacted, ", `filename="a.png"`},
-			[]string{"PNG", "binary", "secret-tok"}},
+			"--XyZ\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nidentity_doc\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\nbinary\r\n--XyZ\r\nContent-Disposition: form-data; name=\"sessionToken\"\r\n\r\nsecret-tok\r\n--XyZ\r\nContent-Disposition: form-data; name=\"selfie\"\r\n\r\n" + tinyPNG + "\r\n--XyZ--\r\n",
+			[]string{"identity_doc", "[file redacted, ", `filename="a.png"`, "[redacted image, 92 chars]"},
+			[]string{"PNG", "binary", "secret-tok", "iVBOR"}},
 		{"Binary", "image/jpeg", "\xff\xd8\xff\xe0JFIFpixels", []string{"[binary body redacted]"}, []string{"JFIF"}},
 		{"Form", "application/x-www-form-urlencoded", "a=1&password=hunter2&csrf=x", []string{"a=1"}, []string{"hunter2", "csrf=x"}},
 	} {
@@ -71,7 +89,7 @@ func TestRedact(t *testing.T) {
 			}
 		})
 	}
-	if got := requestlog.RedactQuery("status=4xx&token=abc&blob=" + image); strings.Contains(got, "abc") || strings.Contains(got, "iVBOR") || !strings.Contains(got, "status=4xx") {
+	if got := requestlog.RedactQuery("status=4xx&token=abc&blob=" + image + "&image=" + url.QueryEscape(tinyPNG)); strings.Contains(got, "abc") || strings.Contains(got, "iVBOR") || !strings.Contains(got, "status=4xx") {
 		t.Errorf("RedactQuery: %q", got)
 	}
 }
