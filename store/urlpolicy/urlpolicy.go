@@ -136,12 +136,14 @@ func (p Policy) Disallowed(ip netip.Addr) bool {
 	return isPrivate(ip) && !p.AllowPrivateNetworks
 }
 
-// isPrivate reports addresses a webhook must not reach unless allowed: any
-// address that is not public (loopback aside, which allow_http governs):
-// private ranges, link-local, unspecified, multicast, shared and ULA space,
-// the ranges reserved for documentation, benchmarking and future use, the
-// limited broadcast, and IPv6 addresses that stand for a non-public IPv4
-// one through NAT64 (64:ff9b::/96) or 6to4 (2002::/16).
+// isPrivate reports addresses a webhook must not reach unless allowed
+// (loopback aside, which allow_http governs): private ranges, link-local,
+// unspecified, multicast, shared and ULA space, "this network", reserved
+// and discard-only space, the limited broadcast, and IPv6 addresses that
+// stand for one of these or loopback through NAT64 (64:ff9b::/96) or 6to4
+// (2002::/16). The documentation and benchmarking ranges (192.0.2/24,
+// 198.51.100/24, 203.0.113/24, 198.18/15, 2001:db8::/32) are not private
+// networks: integrators use them as example public addresses.
 func isPrivate(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	if ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
@@ -151,19 +153,13 @@ func isPrivate(ip netip.Addr) bool {
 		return v4.IsLoopback() || isPrivate(v4)
 	}
 	for _, p := range [...]string{
-		"0.0.0.0/8",       // "this network"
-		"100.64.0.0/10",   // shared address space (carrier-grade NAT)
-		"192.0.0.0/24",    // IETF protocol assignments
-		"192.0.2.0/24",    // documentation (TEST-NET-1)
-		"198.18.0.0/15",   // benchmarking
-		"198.51.100.0/24", // documentation (TEST-NET-2)
-		"203.0.113.0/24",  // documentation (TEST-NET-3)
-		"240.0.0.0/4",     // reserved, and the limited broadcast 255.255.255.255
-		"64:ff9b:1::/48",  // local-use NAT64
-		"100::/64",        // discard-only
-		"2001:2::/48",     // benchmarking
-		"2001:db8::/32",   // documentation
-		"fec0::/10",       // site-local (deprecated)
+		"0.0.0.0/8",      // "this network"
+		"100.64.0.0/10",  // shared address space (carrier-grade NAT)
+		"192.0.0.0/24",   // IETF protocol assignments
+		"240.0.0.0/4",    // reserved, and the limited broadcast 255.255.255.255
+		"64:ff9b:1::/48", // local-use NAT64
+		"100::/64",       // discard-only
+		"fec0::/10",      // site-local (deprecated)
 	} {
 		if netip.MustParsePrefix(p).Contains(ip) {
 			return true
