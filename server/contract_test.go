@@ -141,8 +141,9 @@ const (
 // document does not allow: its path and query parameters, headers and body
 // (unless marked beyondContract). A request answered 4xx is not checked as
 // a request, since many are bad on purpose; its response is. HTML pages are
-// not in the document and pass unchecked, as do the answers for paths or
-// methods the document does not have (404 route_not_found, 405).
+// not in the document and pass unchecked, as do HEAD and OPTIONS (the
+// router's Allow, SPEC §2) and the answers for paths or methods the
+// document does not have (404 route_not_found, 405).
 func contractCheck(t testing.TB, h http.Handler) http.Handler {
 	sv := documentValidator(t, h)
 	v := sv.v
@@ -163,7 +164,7 @@ func contractCheck(t testing.TB, h http.Handler) http.Handler {
 		w.WriteHeader(rec.Code)
 		w.Write(rec.Body.Bytes())
 
-		if htmlRoute(r.URL.Path) || r.Method == http.MethodHead || rec.Code == http.StatusMethodNotAllowed ||
+		if htmlRoute(r.URL.Path) || r.Method == http.MethodHead || r.Method == http.MethodOptions || rec.Code == http.StatusMethodNotAllowed ||
 			(rec.Code == http.StatusNotFound && strings.Contains(rec.Body.String(), `"route_not_found"`)) {
 			return
 		}
