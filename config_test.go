@@ -312,7 +312,7 @@ func TestValidate(t *testing.T) {
 		{"PollIntervalZero", "[dispatch]\npoll_interval = \"0s\"", "dispatch.poll_interval"},
 		// An idle server must not spin (1ns burnt more than a core).
 		{"PollIntervalTiny", "[dispatch]\npoll_interval = \"1ns\"", "dispatch.poll_interval"},
-		{"PollIntervalUnder10ms", "[dispatch]\npoll_interval = \"9ms\"", "dispatch.poll_interval"},
+		{"PollIntervalUnder1ms", "[dispatch]\npoll_interval = \"999us\"", "dispatch.poll_interval"},
 		{"PollIntervalOverHour", "[dispatch]\npoll_interval = \"61m\"", "dispatch.poll_interval"},
 		{"AttemptTimeoutZero", "[dispatch]\nattempt_timeout = \"0s\"", "dispatch.attempt_timeout"},
 		// The lease, 2*attempt_timeout+10s, must not overflow (SPEC §5).
@@ -357,7 +357,7 @@ func TestValidate(t *testing.T) {
 	}
 	t.Run("DispatchBounds", func(t *testing.T) {
 		for _, text := range []string{
-			"[dispatch]\nattempt_timeout = \"1h\"\npoll_interval = \"10ms\"\n",
+			"[dispatch]\nattempt_timeout = \"1h\"\npoll_interval = \"1ms\"\n",
 			"[dispatch]\npoll_interval = \"1h\"\n",
 		} {
 			if _, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil); err != nil {
