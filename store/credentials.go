@@ -133,15 +133,21 @@ func (t *txn) putCredential(c Credential, eventType string) error {
 	return t.appendInternal(c.Environment, "credential:"+c.Key, eventType, map[string]any{"key": c.Key, "role": c.Role})
 }
 
+// credential reads the credential key. Returns ENOTFOUND for an unknown
+// key.
+func (t *txn) credential(key string) (Credential, error) {
+	b := t.Bucket(bucketCredentials).Get([]byte(key))
+	if b == nil {
+		return Credential{}, NotFound("credential", key)
+	}
+	return unmarshalCredential(b)
+}
+
 // RevokeCredential revokes key. Returns ENOTFOUND for an unknown key.
 func (s *Store) RevokeCredential(key string) error {
 	defer s.creds.invalidate()
 	return s.update(func(t *txn) error {
-		b := t.Bucket(bucketCredentials).Get([]byte(key))
-		if b == nil {
-			return NotFound("credential", key)
-		}
-		c, err := unmarshalCredential(b)
+		c, err := t.credential(key)
 		if err != nil {
 			return err
 		}
@@ -160,11 +166,7 @@ func (s *Store) RevokeCredential(key string) error {
 func (s *Store) DeleteCredential(key string) error {
 	defer s.creds.invalidate()
 	return s.update(func(t *txn) error {
-		b := t.Bucket(bucketCredentials).Get([]byte(key))
-		if b == nil {
-			return NotFound("credential", key)
-		}
-		c, err := unmarshalCredential(b)
+		c, err := t.credential(key)
 		if err != nil {
 			return err
 		}
