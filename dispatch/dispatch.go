@@ -644,7 +644,9 @@ func (d *Dispatcher) retryAt(n int, res result) time.Time {
 // to their receivers and recorded — with the clock at each job's due time.
 // The loop holds off env's jobs for the duration and Advance first waits
 // for those already running, so a move never overlaps the loop's work of
-// env; other environments carry on. ctx bounds only that wait.
+// env; other environments carry on. ctx bounds only that wait: once it
+// is done (the client went away) Advance returns ECANCELED and the clock
+// stays.
 //
 // It needs a store with a test clock (store.Store); errors as
 // store.Store.AdvanceClock.
@@ -686,8 +688,9 @@ func (d *Dispatcher) Advance(ctx context.Context, env store.Env, to store.ClockT
 		d.mu.Unlock()
 		d.Wake()
 	}()
-	if err := ctx.Err(); err != nil {
-		return store.ClockMove{}, err
+	if ctx.Err() != nil {
+		return store.ClockMove{}, store.Errorf(store.ECANCELED, "request_canceled",
+			"the request ended while the move waited for the deliveries in flight; the clock did not move")
 	}
 	return cs.AdvanceClock(env, to, d.runNow)
 }

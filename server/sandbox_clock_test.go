@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -386,6 +387,69 @@ func TestSandboxClockWaitsForTheLoop(t *testing.T) {
 	defer mu.Unlock()
 	if most != 1 {
 		t.Errorf("the receiver saw %d attempts at once", most)
+	}
+}
+
+// TestSandboxClockClientGone: a client that goes away while its move
+// waits for a delivery in flight abandons the move: the clock stays, and
+// the request is logged as 499 (client closed request), not as a server
+// error.
+func TestSandboxClockClientGone(t *testing.T) {
+	t.Parallel()
+	waiting := make(chan struct{})
+	var once sync.Once
+	in := start(t, func(o *options) {
+		o.dispatch.AdvanceWaits = func(store.Env) { once.Do(func() { close(waiting) }) }
+	})
+	release := make(chan struct{})
+	rc := handlerReceiver(t, in.Clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			<-release
+		}
+	})
+	in.configureWebhook(rc)
+	in.expect(202, "POST", "/webhooks/outbound/test", nil)
+	rc.next(t) // the loop's attempt is in flight, held by the receiver
+	var before clockAnswer
+	in.expect(200, "GET", "/v1/sandbox/clock", nil).json(t, &before)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "POST", in.URL+"/v1/sandbox/clock", strings.NewReader(`{"advanceBy":"1h"}`))
+		req.Header.Set("X-Api-Key", in.Key)
+		req.Header.Set("X-Api-Secret", in.Secret)
+		_, err := http.DefaultClient.Do(req)
+		gone <- err
+	}()
+	<-waiting // the move waits for the attempt
+	cancel()
+	if err := <-gone; err == nil {
+		t.Fatal("the canceled request got an answer")
+	}
+	close(release)
+
+	var log struct {
+		Items []struct {
+			Path   string
+			Status int
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		in.expect(200, "GET", "/v1/requests?path=/v1/sandbox/clock&method=POST", nil).json(t, &log)
+		if len(log.Items) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond) // the handler ends once the wait sees the cancellation
+	}
+	if len(log.Items) != 1 || log.Items[0].Status != 499 {
+		t.Fatalf("request log of the abandoned move: %+v, want one 499", log.Items)
+	}
+	var after clockAnswer
+	in.expect(200, "GET", "/v1/sandbox/clock", nil).json(t, &after)
+	if after.Offset != before.Offset {
+		t.Errorf("clock offset %s after the abandoned move, was %s", after.Offset, before.Offset)
 	}
 }
 

@@ -27,6 +27,7 @@ const (
 	EMETHOD       = "method"       // method not allowed: 405
 	ELOCKED       = "field_locked" // a locked field changed through the hosted UI: 409
 	EIDEMPOTENCY  = "idempotency"  // idempotency key reused with another body: 409
+	ECANCELED     = "canceled"     // the client went away while the request waited: 499, nobody reads it
 )
 
 // Error is the one error type of complybox. Every failure a caller can act on

@@ -31,7 +31,13 @@ var statusOf = map[string]int{
 	store.ERATELIMIT:    http.StatusTooManyRequests,
 	store.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	store.EINTERNAL:     http.StatusInternalServerError,
+	store.ECANCELED:     StatusClientClosed,
 }
+
+// StatusClientClosed is the status logged for a request whose client went
+// away while it waited (nginx's 499 "client closed request"): no client
+// reads it, and it is not a server error.
+const StatusClientClosed = 499
 
 // Status is the HTTP status of err: that of its store error code, 500 for
 // any other error. JSON and HTML error pages alike answer with it.
