@@ -423,12 +423,14 @@ func TestSandboxClockClientGone(t *testing.T) {
 		gone <- err
 	}()
 	<-waiting // the move waits for the attempt
+	defer close(release)
 	cancel()
 	if err := <-gone; err == nil {
 		t.Fatal("the canceled request got an answer")
 	}
-	close(release)
 
+	// The attempt is still held: the move can end only by seeing its
+	// client gone.
 	var log struct {
 		Items []struct {
 			Path   string
@@ -441,7 +443,7 @@ func TestSandboxClockClientGone(t *testing.T) {
 		if len(log.Items) > 0 || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(5 * time.Millisecond) // the handler ends once the wait sees the cancellation
+		time.Sleep(5 * time.Millisecond) // the handler ends once net/http sees the connection closed
 	}
 	if len(log.Items) != 1 || log.Items[0].Status != 499 {
 		t.Fatalf("request log of the abandoned move: %+v, want one 499", log.Items)
