@@ -325,17 +325,24 @@ func TestSandboxClockSurvivesRestart(t *testing.T) {
 	}
 }
 
+// startMoveWatched starts an instance whose waiting channel closes when a
+// clock move first finds a sandbox job in flight and waits for it.
+func startMoveWatched(t *testing.T) (*instance, <-chan struct{}) {
+	waiting := make(chan struct{})
+	var once sync.Once
+	in := start(t, func(o *options) {
+		o.dispatch.AdvanceWaits = func(store.Env) { once.Do(func() { close(waiting) }) }
+	})
+	return in, waiting
+}
+
 // TestSandboxClockWaitsForTheLoop: a move made while the loop's attempt of
 // a sandbox delivery is in flight waits for it to be recorded, then makes
 // the retries itself: the receiver never sees two attempts at once, and the
 // attempts are numbered 1 to 5 without a gap or a repeat.
 func TestSandboxClockWaitsForTheLoop(t *testing.T) {
 	t.Parallel()
-	waiting := make(chan struct{})
-	var once sync.Once
-	in := start(t, func(o *options) {
-		o.dispatch.AdvanceWaits = func(store.Env) { once.Do(func() { close(waiting) }) }
-	})
+	in, waiting := startMoveWatched(t)
 	release := make(chan struct{})
 	var mu sync.Mutex
 	busy, most := 0, 0
@@ -396,11 +403,7 @@ func TestSandboxClockWaitsForTheLoop(t *testing.T) {
 // error.
 func TestSandboxClockClientGone(t *testing.T) {
 	t.Parallel()
-	waiting := make(chan struct{})
-	var once sync.Once
-	in := start(t, func(o *options) {
-		o.dispatch.AdvanceWaits = func(store.Env) { once.Do(func() { close(waiting) }) }
-	})
+	in, waiting := startMoveWatched(t)
 	release := make(chan struct{})
 	rc := handlerReceiver(t, in.Clock, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n == 1 {
