@@ -491,3 +491,77 @@ func TestMagicNamesWithOptionalDocuments(t *testing.T) {
 		t.Errorf("PATCH to no required step: %d %s", r.Status, r.Body)
 	}
 }
+
+// fullVerifyBody is a direct-verification body that gives every step of
+// full-kyc-level its data (the screening steps run by themselves).
+func fullVerifyBody(t testing.TB, seed uint64) map[string]any {
+	b := verifyBody(t, seed)
+	b["proofOfAddress"] = b64(pngImage(t, 260, 240, seed+1))
+	b["livenessFrames"] = []string{b64(jpegImage(t, 220, 240, seed+2)), b64(jpegImage(t, 220, 240, seed+3)), b64(jpegImage(t, 220, 240, seed+4))}
+	b["questionnaire"] = map[string]any{"sourceOfFunds": "salary"}
+	return b
+}
+
+// TestRetryRerunsScreening: a RED RETRY that reached the steps the
+// applicant supplies no data for (aml, adverse_media, a questionnaire
+// without required questions) does not hold the applicant: new data for
+// the rest sends it to review again and the screening runs again (SPEC
+// §3.3 "A RETRY step goes back to submitted when new data arrives", §3.4
+// "aml and adverse_media run by themselves at submission"), in sandbox
+// through /verify and /review, in production after an operator's RETRY.
+func TestRetryRerunsScreening(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "full-r", "lastName": "Doe", "verificationLevelName": "full-kyc-level"})
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/full-r/verify", fullVerifyBody(t, 10)).m(t), "completed", "GREEN", nil, 1)
+	rc.reviewed(t, secret)
+	in.expect(200, "POST", "/v1/applicants/full-r/sandbox/review", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY", "rejectLabels": []string{"OTHER"}})
+	wantReviewed(t, rc.reviewed(t, secret), nil, "RED", "RETRY", "OTHER")
+
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/full-r/verify", fullVerifyBody(t, 20)).m(t), "completed", "GREEN", nil, 2)
+	wantReviewed(t, rc.reviewed(t, secret), nil, "GREEN", nil)
+	for kind, st := range in.stepStatuses("full-r") {
+		if kind != "adverse_media" && st != "completed/GREEN" {
+			t.Errorf("step %s %s after the second verification", kind, st)
+		}
+	}
+	runs := 0
+	for _, h := range in.historyTypes("full-r") {
+		if h == "aml.run:system" {
+			runs++
+		}
+	}
+	if runs != 2 {
+		t.Errorf("aml ran %d times, want once per submission (2)", runs)
+	}
+
+	// A company on kyb-level (its questionnaire has no questions): one new
+	// document after the RETRY, then /review.
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co-r", "type": "company", "companyName": "Acme", "registrationNumber": "1", "country": "GBR"})
+	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
+		in.expect(201, "POST", "/v1/applicants/co-r/documents", map[string]any{"kind": "company_docs", "docType": dt, "image": b64(jpegImage(t, 300, 400, uint64(60+i)))})
+	}
+	in.expect(200, "POST", "/v1/applicants/co-r/review", nil)
+	in.expect(200, "POST", "/v1/applicants/co-r/sandbox/review", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY", "rejectLabels": []string{"OTHER"}})
+	wantReviewed(t, rc.reviewed(t, secret), nil, "RED", "RETRY", "OTHER")
+	in.expect(409, "POST", "/v1/applicants/co-r/review", nil) // nothing new yet
+	in.expect(201, "POST", "/v1/applicants/co-r/documents", map[string]any{"kind": "company_docs", "docType": "certificate_of_incorporation", "image": b64(jpegImage(t, 300, 400, 70))})
+	in.expect(200, "POST", "/v1/applicants/co-r/review", nil)
+	in.advance(2 * time.Second)
+	wantReviewed(t, rc.reviewed(t, secret), nil, "GREEN", nil)
+	wantStatus(t, in.status("co-r"), "completed", "GREEN", nil, 2)
+
+	// Production: the operator's RETRY on every step, then new data.
+	pk, ps := in.credential("production", "partner")
+	ak, as := in.credential("production", "admin")
+	prod := func(want int, method, path string, body any) *response {
+		t.Helper()
+		return in.expect(want, method, path, body, "X-Api-Key", pk, "X-Api-Secret", ps, "X-Environment", "production")
+	}
+	prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "p-r", "firstName": "Ada", "lastName": "Doe", "dateOfBirth": "1990-01-01", "verificationLevelName": "full-kyc-level"})
+	wantStatus(t, prod(200, "POST", "/v1/applicants/p-r/verify", fullVerifyBody(t, 30)).m(t), "awaitingOperatorReview", nil, nil, 1)
+	decision := map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY", "rejectLabels": []string{"LOW_QUALITY"}}
+	in.expect(200, "POST", "/v1/admin/applicants/p-r/decision", decision, "X-Api-Key", ak, "X-Api-Secret", as, "X-Environment", "production")
+	wantStatus(t, prod(200, "POST", "/v1/applicants/p-r/verify", fullVerifyBody(t, 40)).m(t), "awaitingOperatorReview", nil, nil, 2)
+}

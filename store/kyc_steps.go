@@ -199,6 +199,26 @@ func (a *diskApplicant) hasData(kind string, l Level) bool {
 	return true // aml and adverse_media run by themselves
 }
 
+// selfSupplied reports whether step kind takes nothing from the applicant
+// that a resubmission could replace: aml and adverse_media run by
+// themselves, and a questionnaire without a required question is complete
+// as it stands. Such a step rejected with RETRY is reviewed again with the
+// next submission instead of waiting for data that cannot come.
+func selfSupplied(kind string, l Level) bool {
+	if screeningStep(kind) {
+		return true
+	}
+	if kind != StepQuestionnaire {
+		return false
+	}
+	for _, q := range l.Questionnaire {
+		if q.Required {
+			return false
+		}
+	}
+	return true
+}
+
 // dataArrived records that new data for step kind arrived: a step waiting
 // for data (pending, expired, or RED RETRY) that now has what it needs goes
 // to submitted (SPEC 3.3). A FINAL step holds until reset; a step under
@@ -259,6 +279,8 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 			if !st.Optional {
 				return Conflict("review_final", "step %s was rejected with FINAL; reset the applicant first", st.Kind)
 			}
+		case st.retry() && selfSupplied(st.Kind, l):
+			// runs again with the submission; not something new by itself
 		case st.retry():
 			if !st.Optional {
 				return Conflict("missing_step_data", "step %s was rejected with RETRY and has no new data", st.Kind)
@@ -284,7 +306,7 @@ func (a *diskApplicant) submitSteps(l Level, now time.Time) []string {
 	var screens []string
 	for i := range a.Steps {
 		st := &a.Steps[i]
-		if st.green() || (st.ReviewAnswer == Red && st.ReviewRejectType != RejectExpire) {
+		if st.green() || (st.ReviewAnswer == Red && st.ReviewRejectType != RejectExpire && !(st.retry() && selfSupplied(st.Kind, l))) {
 			continue
 		}
 		if st.ReviewStatus == ReviewSubmitted || a.hasData(st.Kind, l) {
