@@ -1300,3 +1300,35 @@ func TestSDKCompanyDocumentHistoryNamesItsType(t *testing.T) {
 		t.Fatalf("no documents.uploaded event in %+v", h.Items)
 	}
 }
+
+// TestSDKCompanyCountryInFlight: the hosted UI cannot change a company's
+// country while its verification is in flight, as the partner's PATCH
+// cannot (seed rule 5: level applicability depends on country; SPEC §2's
+// in flight includes submitted).
+func TestSDKCompanyCountryInFlight(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "kyb-docs-only", "applicantType": "company",
+		"steps":             []map[string]any{{"kind": "company_docs", "optional": false}},
+		"companyDataFields": []string{"companyName", "country"}, "companyRequiredFields": []string{"companyName"},
+		"companyRequiredDocuments": []string{"certificate_of_incorporation"}})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "cty1", "type": "company", "verificationLevelName": "kyb-docs-only", "companyName": "Cty One"})
+	token := in.sdkSession("cty1", nil)
+	// Before the data is complete the applicant fills its country in.
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"country":"FRA"}`), 200, "country while pending")
+	in.expect(201, "POST", "/v1/applicants/cty1/documents", map[string]any{"kind": "company_docs", "docType": "certificate_of_incorporation", "image": b64(jpegImage(t, 300, 400, 5))})
+	wantStatus(t, in.status("cty1"), "submitted", nil, nil, 0)
+	in.expect(409, "PATCH", "/v1/applicants/cty1/company-info", map[string]any{"country": "DEU"})
+
+	r := in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"country":"DEU"}`)
+	wantStatusCode(t, r, 409, "country while submitted")
+	if code, field := errField(t, r); code != "review_in_progress" || field != "country" {
+		t.Errorf("error %s/%s, want review_in_progress naming country", code, field)
+	}
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"companyName": {"Cty One"}, "country": {"MEX"}}), 409, "the form")
+	// The same country again is no change.
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"country":"FRA"}`), 200, "same country")
+	if c := in.expect(200, "GET", "/v1/applicants/cty1/company-info", nil).m(t)["country"]; c != "FRA" {
+		t.Fatalf("country %v after the refused changes, want FRA", c)
+	}
+}

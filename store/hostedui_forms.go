@@ -66,6 +66,12 @@ func (s *Store) SDKPersonalInfo(token string, in map[string]json.RawMessage) (SD
 				return err
 			}
 			if set != had || v != old {
+				if f == "country" && a.Type == TypeCompany && a.inFlight() {
+					// As the partner's PATCH (seed rule 5): the level's
+					// applicability depends on the country.
+					return &Error{Code: ECONFLICT, Reason: "review_in_progress", Field: f,
+						Message: "country cannot change while a verification is in flight"}
+				}
 				changes = append(changes, change{field: f, value: v, set: set})
 			}
 		}
