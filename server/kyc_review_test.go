@@ -565,3 +565,25 @@ func TestRetryRerunsScreening(t *testing.T) {
 	in.expect(200, "POST", "/v1/admin/applicants/p-r/decision", decision, "X-Api-Key", ak, "X-Api-Secret", as, "X-Environment", "production")
 	wantStatus(t, prod(200, "POST", "/v1/applicants/p-r/verify", fullVerifyBody(t, 40)).m(t), "awaitingOperatorReview", nil, nil, 2)
 }
+
+// TestMissingStepDataNamesStep: 409 missing_step_data names the step (or
+// company field) that holds the review back in error.field, as the
+// document says.
+func TestMissingStepDataNamesStep(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("msd1", "Doe")
+	if code, field := errField(t, in.expect(409, "POST", "/v1/applicants/msd1/review", nil)); code != "missing_step_data" || field != "identity_doc" {
+		t.Errorf("no data: %s/%s, want missing_step_data naming identity_doc", code, field)
+	}
+	in.expect(201, "POST", "/v1/applicants/msd1/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 240, 220, 1))})
+	if code, field := errField(t, in.expect(409, "POST", "/v1/applicants/msd1/review", nil)); code != "missing_step_data" || field != "selfie" {
+		t.Errorf("no selfie: %s/%s, want missing_step_data naming selfie", code, field)
+	}
+	in.createApplicant("msd2", "Retry")
+	in.expect(200, "POST", "/v1/applicants/msd2/verify", verifyBody(t, 4))
+	in.expect(201, "POST", "/v1/applicants/msd2/documents", map[string]any{"kind": "selfie", "image": b64(pngImage(t, 300, 300, 5))})
+	if code, field := errField(t, in.expect(409, "POST", "/v1/applicants/msd2/review", nil)); code != "missing_step_data" || field != "identity_doc" {
+		t.Errorf("RETRY without new data: %s/%s, want missing_step_data naming identity_doc", code, field)
+	}
+}

@@ -283,14 +283,16 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 			// runs again with the submission; not something new by itself
 		case st.retry():
 			if !st.Optional {
-				return Conflict("missing_step_data", "step %s was rejected with RETRY and has no new data", st.Kind)
+				return &Error{Code: ECONFLICT, Reason: "missing_step_data", Field: st.Kind,
+					Message: "step " + st.Kind + " was rejected with RETRY and has no new data"}
 			}
 		case st.ReviewStatus == ReviewSubmitted:
 			something = true
 		case a.hasData(st.Kind, l):
 			something = true
 		case !st.Optional:
-			return Conflict("missing_step_data", "required step %s has no data", st.Kind)
+			return &Error{Code: ECONFLICT, Reason: "missing_step_data", Field: st.Kind,
+				Message: "required step " + st.Kind + " has no data"}
 		}
 	}
 	if !something {
