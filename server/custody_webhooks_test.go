@@ -432,6 +432,7 @@ func TestBulkRetry(t *testing.T) {
 		{`{}`, "status"},
 		{`{"status":"pending"}`, "status"},
 		{`{"status":"dead","since":"yesterday"}`, "since"},
+		{`{"status":"dead","since":"2026-11-21T25:00"}`, "since"},
 		{`{"status":"dead","until":5}`, "until"},
 		{`{"status":"dead","destination":"mars"}`, "destination"},
 		{`{"status":"dead","since":"2026-11-21T05:02:00Z","until":"2026-11-21T05:01:00Z"}`, "until"},
@@ -447,6 +448,16 @@ func TestBulkRetry(t *testing.T) {
 	in.expect(200, "POST", "/webhooks/deliveries/retry", map[string]any{"status": "dead", "since": "2026-11-21T05:03:00Z"}).json(t, &out)
 	if out.Requeued != 0 {
 		t.Errorf("requeued %d created after the last one", out.Requeued)
+	}
+	// The same ISO 8601 forms as review-history's since: no offset is
+	// UTC, a plain date its midnight.
+	in.expect(200, "POST", "/webhooks/deliveries/retry", map[string]any{"status": "dead", "since": "2026-11-21T05:03"}).json(t, &out)
+	if out.Requeued != 0 {
+		t.Errorf("requeued %d created after 05:03 (no offset)", out.Requeued)
+	}
+	in.expect(200, "POST", "/webhooks/deliveries/retry", map[string]any{"status": "dead", "until": "2026-11-21"}).json(t, &out)
+	if out.Requeued != 0 {
+		t.Errorf("requeued %d created before the day began", out.Requeued)
 	}
 	in.expect(200, "POST", "/webhooks/deliveries/retry", map[string]any{"status": "dead", "destination": "kyc"}).json(t, &out)
 	if out.Requeued != 0 {

@@ -217,15 +217,7 @@ func parseSince(v string) (time.Time, bool) {
 	if i := strings.LastIndexByte(v, ' '); i > 0 && strings.Contains(v[:i], "T") {
 		v = v[:i] + "+" + v[i+1:]
 	}
-	if t, ok := store.ParseTime(v); ok {
-		return t, true
-	}
-	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
+	return store.ParseTime(v)
 }
 
 // kycCatalog serves GET /v1/webhooks/events/catalog: the applicant events

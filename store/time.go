@@ -74,9 +74,13 @@ func jsonKind(b []byte) string {
 	return "number"
 }
 
-// ParseTime parses an ISO 8601 timestamp (RFC 3339, with or without fraction).
+// ParseTime parses an ISO 8601 timestamp, the one rule for every time the
+// API takes (since, until, the sandbox clock's to): RFC 3339 with or
+// without fraction, also without seconds; without an offset it is UTC; a
+// plain date is its midnight UTC.
 func ParseTime(s string) (time.Time, bool) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04Z07:00"} {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04Z07:00",
+		"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
 		if v, err := time.Parse(layout, s); err == nil {
 			return v.UTC(), true
 		}
