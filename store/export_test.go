@@ -243,3 +243,6 @@ func (s *Store) IndexEntries(env Env, name string) int {
 
 // LayoutVersion is the layout this version writes, for the upgrade tests.
 const LayoutVersion = layoutVersion
+
+// OpenReadTxs is how many bbolt read transactions are open now.
+func (s *Store) OpenReadTxs() int { return s.db.Stats().OpenTxN }

@@ -23,6 +23,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -283,15 +285,36 @@ func (s *Store) wake() {
 }
 
 // Backup writes a consistent copy of the db to w (bbolt Tx.WriteTo). It
-// calls size first with the number of bytes it will write.
+// calls size first with the number of bytes it will write. The copy is
+// taken into a temporary file beside the db before a byte goes to w, so
+// the read transaction lasts as long as a local copy takes, not as long as
+// a client takes to read: bbolt grows the file only when no read
+// transaction holds it, so a slow or stalled download would hold every
+// commit. The file is unlinked at once where the system allows it.
 func (s *Store) Backup(w io.Writer, size func(int64)) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		if size != nil {
-			size(tx.Size())
-		}
-		_, err := tx.WriteTo(w)
+	f, err := os.CreateTemp(filepath.Dir(s.db.Path()), ".complybox-backup-*")
+	if err != nil {
 		return err
-	})
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	os.Remove(f.Name()) // no leftover after a crash; fails harmlessly where open files cannot go
+	var n int64
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Size()
+		_, err := tx.WriteTo(f)
+		return err
+	}); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if size != nil {
+		size(n)
+	}
+	_, err = io.Copy(w, f)
+	return err
 }
 
 // Check runs bbolt's consistency check; tests call it in cleanup. It runs
