@@ -16,6 +16,10 @@ import (
 )
 
 func main() {
+	// A closed stdout (`complybox credentials create | true`) is a failed
+	// write that the command reports and undoes, as a full disk is, not a
+	// SIGPIPE death that keeps a secret nobody saw.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -519,4 +520,40 @@ func TestServeSecretUnprinted(t *testing.T) {
 			t.Fatalf("the next start printed no callback secret: %q", s.Lines)
 		}
 	})
+}
+
+// TestSecretClosedPipe: stdout a pipe nobody reads (`complybox … | true`)
+// is a failed printing like a full disk, not a SIGPIPE death that keeps
+// the secret nobody saw: exit 1 naming it, and nothing kept.
+func TestSecretClosedPipe(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	run := func(db string, args ...string) (int, string) {
+		t.Helper()
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		defer w.Close()
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = w, &stderr
+		err = cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode(), stderr.String()
+	}
+	db := filepath.Join(t.TempDir(), "complybox.db")
+	if code, stderr := run(db, "credentials", "create", "--db", db, "--env", "sandbox", "--name", "closed"); code != 1 || !strings.Contains(stderr, "broken pipe") {
+		t.Errorf("credentials create: exit code %d, stderr %q; want 1 naming the broken pipe", code, stderr)
+	}
+	assertCredentials(t, db)
+	db2 := filepath.Join(t.TempDir(), "complybox.db")
+	if code, stderr := run(db2, "serve", "--listen", "127.0.0.1:0", "--db", db2); code != 1 || !strings.Contains(stderr, "printing the first-run credential") {
+		t.Errorf("serve: exit code %d, stderr %q; want 1 naming the first-run credential", code, stderr)
+	}
+	assertCredentials(t, db2)
 }
