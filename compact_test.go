@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/complybox/complybox/store"
 )
@@ -23,6 +26,16 @@ func TestCompact(t *testing.T) {
 	before, after := fileSize(t, db), fileSize(t, out)
 	if after >= before {
 		t.Errorf("compacted %d bytes to %d", before, after)
+	}
+	if used := usedSize(t, out); after != used {
+		t.Errorf("compacted file is %d bytes, its pages %d: an empty tail", after, used)
+	}
+	// A db with nothing to give back does not come out larger.
+	small, smallOut := filepath.Join(dir, "small.db"), filepath.Join(dir, "small-compact.db")
+	mustRun(t, "seed", "--db", small, "--applicants", "3", "--transactions", "3", "--deliveries", "3", "--wallets", "1")
+	mustRun(t, "compact", "--db", small, smallOut)
+	if before, after := fileSize(t, small), fileSize(t, smallOut); after > before {
+		t.Errorf("compacted a small db of %d bytes to %d", before, after)
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".complybox-compact-*")); len(leftovers) > 0 {
 		t.Errorf("temporary files left: %v", leftovers)
@@ -82,6 +95,21 @@ func TestCompact(t *testing.T) {
 	if r := runCmd(t, "compact", "--db", db, db); r.code == 0 {
 		t.Errorf("compact onto the db itself succeeded: %q", r.stdout)
 	}
+}
+
+// usedSize is the bytes of the db's pages up to its high-water mark.
+func usedSize(t *testing.T, path string) int64 {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func fileSize(t *testing.T, path string) int64 {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"os"
 	"runtime/debug"
 	"time"
 
@@ -32,9 +33,33 @@ func Compact(src, dst string) (err error) {
 		to.Close()
 		return fmt.Errorf("compact %s: %w", src, err)
 	}
-	if err := to.Sync(); err != nil {
+	var used int64
+	if err := to.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil }); err != nil {
 		to.Close()
 		return err
 	}
-	return to.Close()
+	if err := to.Close(); err != nil {
+		return err
+	}
+	return trim(dst, used)
+}
+
+// trim cuts the file at path to size and syncs it: bbolt grows a file in
+// steps (to a power of two, then 16 MiB at a time), so a fresh compacted
+// copy ends in up to 16 MiB of pages it never used, which a compaction is
+// run to give back.
+func trim(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
