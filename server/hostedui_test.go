@@ -1332,3 +1332,28 @@ func TestSDKCompanyCountryInFlight(t *testing.T) {
 		t.Fatalf("country %v after the refused changes, want FRA", c)
 	}
 }
+
+// TestSDKSubmitNeedsRequiredFields: the hosted UI marks a person's names
+// and date of birth required (where the level collects them); its submit
+// holds to that, as it does for a company's required fields: 409
+// missing_step_data naming the field, until the applicant fills it in.
+func TestSDKSubmitNeedsRequiredFields(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "u6"})
+	token := in.sdkSession("u6", nil)
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 61)}), 201, "front")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 62)}), 201, "selfie")
+	r := in.sdkAPI("POST", "/api/v1/sdk/submit", token, "")
+	wantStatusCode(t, r, 409, "submit without names")
+	if code, field := errField(t, r); code != "missing_step_data" || field != "firstName" {
+		t.Errorf("error %s/%s, want missing_step_data naming firstName", code, field)
+	}
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/submit", url.Values{}), 409, "the form")
+	wantStatus(t, in.status("u6"), "submitted", nil, nil, 0)
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"firstName":"Ada","lastName":"Lovelace","dateOfBirth":"1990-04-01"}`), 200, "names")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
+	// The partner API sets its own rules: a direct verification needs no names.
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "u7"})
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/u7/verify", verifyBody(t, 63)).m(t), "completed", "GREEN", nil, 1)
+}
