@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
 	"github.com/complybox/complybox/server/hostedui"
 	"github.com/complybox/complybox/store/imagequality"
 )
@@ -501,4 +505,33 @@ func TestBrowserFullLevelCamera(t *testing.T) {
 	tb.waitFor("#waiting")
 	in.review("full-1")
 	tb.waitFor("#verdict[data-answer=GREEN]")
+}
+
+// TestBrowserVerdictWithoutScript: with script off, the final verdict's
+// page shows the button back to the partner and not the countdown's line,
+// which only the script makes true ("You will be taken back in a few
+// seconds"); the hidden attribute wins over the stylesheet.
+func TestBrowserVerdictWithoutScript(t *testing.T) {
+	t.Parallel()
+	in := start(t, servedAtPublicURL(t))
+	in.sdkSubmitted("noscript-1", 70)
+	in.expect(200, "POST", "/v1/applicants/noscript-1/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
+	var s struct{ URL string }
+	in.expect(201, "POST", "/v1/applicants/noscript-1/verification-sessions", map[string]any{"returnUrl": "https://partner.example/done"}).json(t, &s)
+	tb := in.chrome(t, phone)
+	tb.run(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+	tb.open(s.URL)
+	tb.waitFor("#verdict")
+	tb.contains("You are verified")
+	if n := tb.count("#return"); n != 1 {
+		t.Fatalf("%d buttons back to the partner, want 1", n)
+	}
+	if shown := tb.bodyText(); strings.Contains(shown, "taken back") {
+		t.Errorf("without script the page promises an automatic return: %q", shown)
+	}
+	// axe-core needs script; the same page passes it in
+	// TestBrowserIndividualPhone.
 }
