@@ -118,10 +118,15 @@ func TestBrowserConsoleDecision(t *testing.T) {
 	// At 390 px the console still fits: nothing scrolls the page sideways.
 	ph := in.chrome(t, phone)
 	ph.consoleLogin("admin")
-	for _, p := range []string{"/console/applicants", "/console/applicants/held-1", "/console/deliveries", "/console/operators"} {
+	for _, p := range []string{"/console", "/console/applicants", "/console/applicants/held-1", "/console/deliveries", "/console/operators"} {
 		ph.open(p)
 		if w := eval[int](ph, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("%s is %d px wide at a 390 px viewport; widest: %s", p, w, eval[string](ph, `Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > 391 && !e.closest('.scroll')).slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('; ')`))
+		}
+		// Every value of a details list is wide enough to read (a long
+		// key once squeezed its value to 0 px and a column of letters).
+		if narrow := eval[string](ph, `Array.from(document.querySelectorAll('dl.details dd')).filter(d => d.textContent.trim() && d.getBoundingClientRect().width < 80).map(d => Math.round(d.getBoundingClientRect().width) + 'px ' + d.textContent.trim().slice(0, 30)).join('; ')`); narrow != "" {
+			t.Errorf("%s: details values too narrow to read: %s", p, narrow)
 		}
 		ph.a11y()
 	}
