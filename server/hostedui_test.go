@@ -1357,3 +1357,22 @@ func TestSDKSubmitNeedsRequiredFields(t *testing.T) {
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "u7"})
 	wantStatus(t, in.expect(200, "POST", "/v1/applicants/u7/verify", verifyBody(t, 63)).m(t), "completed", "GREEN", nil, 1)
 }
+
+// TestSDKFormAddressOpened: a form's address opened with GET (Enter in the
+// address bar after a form came back with an error) leads back to the
+// page, not to a bare JSON 405.
+func TestSDKFormAddressOpened(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("get1", "Doe")
+	token := in.sdkSession("get1", nil)
+	for _, form := range []string{"consent", "personal-info", "documents", "questionnaire", "ubos", "submit"} {
+		r := in.sdkSend("GET", "/sdk/"+token+"/"+form, nil, "")
+		if r.Status != 303 || r.Header.Get("Location") != "/sdk/"+token {
+			t.Errorf("GET %s: %d to %q, want 303 to the page", form, r.Status, r.Header.Get("Location"))
+		}
+	}
+	if r := in.sdkSend("GET", "/sdk/"+token+"/elsewhere", nil, ""); r.Status != 404 {
+		t.Errorf("GET an address that is no form: %d, want 404", r.Status)
+	}
+}

@@ -122,6 +122,14 @@ func (s *Server) routes() {
 	r.POST("/sdk/:token/questionnaire", ui.PostQuestionnaire)
 	r.POST("/sdk/:token/ubos", ui.PostUbo)
 	r.POST("/sdk/:token/submit", ui.PostSubmit)
+	// A form's address opened with GET (the address bar after a form's
+	// error): back to the page.
+	r.GET("/sdk/:token/consent", ui.FormAddress)
+	r.GET("/sdk/:token/personal-info", ui.FormAddress)
+	r.GET("/sdk/:token/documents", ui.FormAddress)
+	r.GET("/sdk/:token/questionnaire", ui.FormAddress)
+	r.GET("/sdk/:token/ubos", ui.FormAddress)
+	r.GET("/sdk/:token/submit", ui.FormAddress)
 	r.GET("/sdk-assets/*file", ui.Asset)
 	r.GET("/api/v1/sdk/state", ui.API(ui.State))
 	r.POST("/api/v1/sdk/personal-info", ui.API(ui.PersonalInfo))

@@ -105,6 +105,15 @@ func (ui *UI) Return(w http.ResponseWriter, r *http.Request, ps httprouter.Param
 	http.Redirect(w, r, string(st.RedirectURL), http.StatusSeeOther)
 }
 
+// FormAddress answers a GET of a form's address (the address bar after a
+// form came back with an error, then Enter, or a bookmark): the page
+// itself, through a 303, instead of a bare 405. An unknown or expired
+// token gets its page there.
+func (ui *UI) FormAddress(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	sdkHeaders(w)
+	http.Redirect(w, r, "/sdk/"+url.PathEscape(ps.ByName("token")), http.StatusSeeOther)
+}
+
 // openForm reads the session of token and parses the form posted for
 // step. It answers the failure itself (the 410 page, or step's page with
 // the error) and reports whether the caller goes on.
