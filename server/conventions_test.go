@@ -1141,6 +1141,9 @@ func TestEnvironmentIsolation(t *testing.T) {
 func TestIdempotencyKeyConventions(t *testing.T) {
 	t.Parallel()
 	in := start(t)
+	// At most 255 characters, counted as characters: 255 two-byte ones pass.
+	in.expect(201, "POST", "/vaults", `{"name":"long"}`, "Idempotency-Key", strings.Repeat("é", 255))
+	expectError(t, in.do("POST", "/vaults", `{"name":"long"}`, "Idempotency-Key", strings.Repeat("é", 256)), 400, "validation_failed")
 	first := in.expect(201, "POST", "/vaults", `{"name":"ops","externalId":"x-1"}`, "Idempotency-Key", "k")
 	again := in.expect(201, "POST", "/vaults", "{ \"externalId\" : \"x-1\",\n \"name\": \"ops\" }", "Idempotency-Key", "k")
 	if string(first.Body) != string(again.Body) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
@@ -27,7 +28,7 @@ func decodeIdem(r *request, v any) (store.Idem, error) {
 	if err != nil {
 		return store.Idem{}, err
 	}
-	if len(r.Header.Get("Idempotency-Key")) > 255 {
+	if utf8.RuneCountInString(r.Header.Get("Idempotency-Key")) > 255 {
 		return store.Idem{}, store.Invalid("Idempotency-Key", "Idempotency-Key is longer than 255 characters")
 	}
 	return idem(r, b), wire.DecodeBytes(b, v)
