@@ -143,7 +143,7 @@ const (
 // a request, since many are bad on purpose; its response is. HTML pages are
 // not in the document and pass unchecked, as do HEAD and OPTIONS (the
 // router's Allow, SPEC §2) and the answers for paths or methods the
-// document does not have (404 route_not_found, 405).
+// document does not have (404 route_not_found, 405, the target "*").
 func contractCheck(t testing.TB, h http.Handler) http.Handler {
 	sv := documentValidator(t, h)
 	v := sv.v
@@ -164,7 +164,7 @@ func contractCheck(t testing.TB, h http.Handler) http.Handler {
 		w.WriteHeader(rec.Code)
 		w.Write(rec.Body.Bytes())
 
-		if htmlRoute(r.URL.Path) || r.Method == http.MethodHead || r.Method == http.MethodOptions || rec.Code == http.StatusMethodNotAllowed ||
+		if htmlRoute(r.URL.Path) || r.RequestURI == "*" || r.Method == http.MethodHead || r.Method == http.MethodOptions || rec.Code == http.StatusMethodNotAllowed ||
 			r.Context().Err() != nil || // the client went away: no one reads the answer (499)
 			(rec.Code == http.StatusNotFound && strings.Contains(rec.Body.String(), `"route_not_found"`)) {
 			return

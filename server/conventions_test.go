@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -1192,5 +1195,33 @@ func TestBadQueryEncoding(t *testing.T) {
 	op := in.operator()
 	if r := op.get("/console/applicants?cursor=%%%"); r.Status != 400 {
 		t.Errorf("console list with cursor=%%%%%%: %d", r.Status)
+	}
+}
+
+// TestAsteriskTarget: "*" as the request target is OPTIONS's alone; any
+// other method gets 400 bad_request, not a 405 whose Allow lists the
+// method it refused.
+func TestAsteriskTarget(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	u, err := url.Parse(in.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"GET", "POST", "DELETE"} {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "%s * HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", method, u.Host)
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		conn.Close()
+		if res.StatusCode != 400 || !strings.Contains(string(body), `"bad_request"`) || res.Header.Get("Allow") != "" {
+			t.Errorf("%s *: %d Allow %q %s, want 400 bad_request", method, res.StatusCode, res.Header.Get("Allow"), body)
+		}
 	}
 }

@@ -143,6 +143,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
+	case r.RequestURI == "*":
+		// The asterisk form is OPTIONS's alone (RFC 9110 §7.1), which
+		// net/http answers itself; no resource carries another method.
+		s.routeError(rec, r, store.Errorf(store.EINVALID, "bad_request", "the request target * is only for OPTIONS"))
 	case encodedSlash(r.URL):
 		s.routeError(rec, r, store.Errorf(store.ENOTFOUND, "route_not_found",
 			"no route for %s %s: a path segment holds an encoded / (%%2F), which no id contains", r.Method, r.URL.EscapedPath()))
