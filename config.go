@@ -522,7 +522,7 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if c.PublicURL != "" {
-		if err := validHTTPURL("public_url", c.PublicURL); err != nil {
+		if err := validPublicURL(c.PublicURL); err != nil {
 			return err
 		}
 	}
@@ -777,6 +777,27 @@ func validHTTPURL(key, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return configError(key, "%q is not an absolute http(s) URL", raw)
+	}
+	if u.User != nil {
+		return configError(key, "%q must not carry credentials", raw)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return configError(key, "%q has port %s; a port is 1 to 65535", raw, port)
+		}
+	}
+	return nil
+}
+
+// validPublicURL checks public_url, the base that links append their path
+// to: an absolute http(s) URL without query or fragment, which would end
+// up in the middle of every link.
+func validPublicURL(raw string) error {
+	if err := validHTTPURL("public_url", raw); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(raw); u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(raw, "#") {
+		return configError("public_url", "%q must be a base URL without query or fragment: links append /sdk/… and /l/… to it", raw)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -65,6 +66,11 @@ func (p Policy) Check(ctx context.Context, field, raw string) error {
 	}
 	if u.User != nil {
 		return invalid(field, "%s must not carry credentials", field)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return invalid(field, "%s has port %s; a port is 1 to 65535", field, port)
+		}
 	}
 	// A host that does not resolve now (an offline appliance, a name not
 	// yet published) is taken as public: the dispatcher checks every
