@@ -191,6 +191,10 @@ func TestKYCTestEvents(t *testing.T) {
 		if !store.IsUUID(e.Data["applicantId"].(string)) || e.Data["environment"] != "sandbox" {
 			t.Errorf("%s: data %v", typ, e.Data)
 		}
+		// The review status is the one a real event of the type carries.
+		if e.Data["reviewStatus"] != real[typ].Data["reviewStatus"] {
+			t.Errorf("%s: sample reviewStatus %v, a real one %v", typ, e.Data["reviewStatus"], real[typ].Data["reviewStatus"])
+		}
 	}
 	in.expect(202, "POST", "/v1/webhooks/test", map[string]any{"eventType": "webhook.test"})
 	rc.nextOfType(t, "webhook.test")

@@ -106,7 +106,7 @@ func (t *txn) sample(env Env, eventType string) (entityType, entityID string, da
 	var extra map[string]any
 	switch eventType {
 	case "applicantPending":
-		a.Review.ReviewStatus = ReviewSubmitted
+		a.Review.ReviewStatus = ReviewInReview // as sent at submission
 		extra = map[string]any{"attempt": 1}
 	case "applicantOnHold":
 		a.Review.ReviewStatus = ReviewAwaiting
