@@ -216,8 +216,11 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 		if !inList(idDocTypes(), in.IDDocType) {
 			return StatusView{}, Invalid("idDocType", "idDocType must be one of %s", strings.Join(idDocTypes(), ", "))
 		}
-		if !IsCountry(in.Country) {
+		if in.Country == "" {
 			return StatusView{}, Invalid("country", "country is required: an ISO 3166-1 alpha-3 code in upper case")
+		}
+		if !IsCountry(in.Country) {
+			return StatusView{}, Invalid("country", "country %q is not an ISO 3166-1 alpha-3 code in upper case", in.Country)
 		}
 		if err := checkIDDocument("idDocType", in.IDDocType, "country", in.Country, true); err != nil {
 			return StatusView{}, err
