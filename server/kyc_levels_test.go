@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -160,5 +161,35 @@ func TestLevelEditKeepsApplicantsSteps(t *testing.T) {
 	in.expect(200, "POST", "/v1/applicants/moved/levels/lv-edit", nil)
 	if after := in.historyTypes("moved"); len(after) != len(before) {
 		t.Errorf("a repeated assignment of an unchanged level recorded %v", after[:len(after)-len(before)])
+	}
+}
+
+// TestDefaultLevelsKeepTheirName: a level the configuration names as a
+// default (kyc.default_individual_level, default_company_level, ubo_level)
+// is in use even before an applicant uses it: renamed, or turned into the
+// other applicant type, new applicants would find no level of theirs.
+func TestDefaultLevelsKeepTheirName(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for _, c := range []struct{ level, patch, key string }{
+		{"kyb-level", `{"name":"kyb-2"}`, "default_company_level"},
+		{"basic-kyc-level", `{"name":"basic-2"}`, "default_individual_level"},
+	} {
+		r := in.expect(409, "PATCH", "/v1/levels/"+c.level, c.patch)
+		if code, _ := errField(t, r); code != "level_in_use" || !strings.Contains(string(r.Body), c.key) {
+			t.Errorf("PATCH %s %s: %s, want level_in_use naming %s", c.level, c.patch, r.Body, c.key)
+		}
+	}
+	// full-kyc-level is no default: unused, it can be renamed.
+	in.expect(200, "PATCH", "/v1/levels/full-kyc-level", `{"name":"full-2"}`)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co", "type": "company", "companyName": "Acme"})
+
+	// A default level of one's own keeps its applicant type too.
+	in2 := start(t, func(o *options) { o.settings.KYC.DefaultIndividualLevel = "q-level" })
+	in2.expect(201, "POST", "/v1/levels", map[string]any{"name": "q-level", "applicantType": "individual",
+		"steps": []map[string]any{{"kind": "questionnaire", "optional": false}}})
+	r := in2.expect(409, "PATCH", "/v1/levels/q-level", `{"applicantType":"company"}`)
+	if code, _ := errField(t, r); code != "level_in_use" || !strings.Contains(string(r.Body), "default_individual_level") {
+		t.Errorf("applicantType of the default level: %s", r.Body)
 	}
 }

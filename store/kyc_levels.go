@@ -527,10 +527,18 @@ func (s *Store) PatchLevel(env Env, name string, p LevelPatch) (Level, error) {
 		if err := l.validate(); err != nil {
 			return err
 		}
-		if l.ApplicantType != d.ApplicantType && d.Used {
+		key := t.s.settings.KYC.defaultFor(name)
+		if l.ApplicantType != d.ApplicantType && (d.Used || key != "") {
+			if key != "" {
+				return Conflict("level_in_use", "the applicantType of level %q cannot change: it is the configured kyc.%s", name, key)
+			}
 			return Conflict("level_in_use", "the applicantType of level %q cannot change: applicants use it", name)
 		}
 		if l.Name != name {
+			if key != "" {
+				// New applicants would find no level by that name.
+				return Conflict("level_in_use", "level %q cannot be renamed: it is the configured kyc.%s", name, key)
+			}
 			if d.Used {
 				return Conflict("level_in_use", "level %q cannot be renamed: applicants use it", name)
 			}

@@ -34,6 +34,20 @@ type KYCSettings struct {
 	SanctionsFile          string // production screening list, one name per line
 }
 
+// defaultFor names the configuration key that makes level the default of
+// new applicants or spawned children, or "" when none does.
+func (k KYCSettings) defaultFor(level string) string {
+	switch level {
+	case k.DefaultIndividualLevel:
+		return "default_individual_level"
+	case k.DefaultCompanyLevel:
+		return "default_company_level"
+	case k.UBOLevel:
+		return "ubo_level"
+	}
+	return ""
+}
+
 // ChainSettings configure the sandbox chain simulator.
 type ChainSettings struct {
 	AutoAdvance bool
