@@ -147,7 +147,7 @@ var (
 	descOutbox = prometheus.NewDesc("complybox_outbox_deliveries",
 		"Deliveries the outbox holds, by environment, destination and status (pending, failed, delivered, dead).",
 		[]string{"env", "destination", "status"}, nil)
-	descDBSize      = prometheus.NewDesc("complybox_db_size_bytes", "Size of the bbolt db file.", nil, nil)
+	descDBSize      = prometheus.NewDesc("complybox_db_size_bytes", "Bytes of the bbolt db in use: its pages up to the high-water mark (the file itself may be up to one growth step, 16 MiB, larger).", nil, nil)
 	descScheduleLag = prometheus.NewDesc("complybox_schedule_lag_seconds",
 		"How far the schedule is behind: per environment, its clock minus its earliest due job; the larger of the two; 0 when nothing is overdue.", nil, nil)
 )
