@@ -992,3 +992,30 @@ func TestConsoleLoginReturnsToThePageAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleSettingsKeepEveryType: a webhook subscribed to every type
+// (subscribedEventTypes null: also types added later) stays so when the
+// settings form is saved with every box ticked, as the page shows it; an
+// explicit list stays explicit.
+func TestConsoleSettingsKeepEveryType(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc.URL})
+	all := url.Values{"url": {rc.URL}, "subscription": {"boxes"}}
+	for _, e := range store.CustodyCatalog() {
+		all.Add("subscribedEventTypes", e.Name)
+	}
+	b := in.operator()
+	b.page("/console/settings")
+	expectStatus(t, "save with every box", b.submit("/console/settings/webhook", all), http.StatusSeeOther)
+	if cfg := in.expect(200, "GET", "/webhooks/outbound", nil).m(t); cfg["subscribedEventTypes"] != nil {
+		t.Fatalf("subscribedEventTypes %v after saving the page as shown, want null (every type)", cfg["subscribedEventTypes"])
+	}
+	in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc.URL, "subscribedEventTypes": []string{"wallet.created"}})
+	b.page("/console/settings")
+	expectStatus(t, "save with every box", b.submit("/console/settings/webhook", all), http.StatusSeeOther)
+	if cfg := in.expect(200, "GET", "/webhooks/outbound", nil).m(t); len(cfg["subscribedEventTypes"].([]any)) != len(store.CustodyCatalog()) {
+		t.Fatalf("subscribedEventTypes %v, want the four ticked", cfg["subscribedEventTypes"])
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -154,6 +155,14 @@ func (c *Console) SetWebhook(w http.ResponseWriter, r *Request) error {
 		}
 		types = nil
 	}
+	if everyCustodyType(types) {
+		// Every box ticked, as the page shows a subscription to every
+		// type: it stays that (null, also types added later), unless it
+		// was a list.
+		if cur, err := c.store.WebhookConfig(r.env); err == nil && cur.SubscribedEventTypes == nil {
+			types = nil
+		}
+	}
 	v, err := c.store.SetWebhook(r.Context(), r.env, raw, types)
 	if form := refusedSettings(err, "webhook", raw, types); form != nil {
 		return c.settingsPage(w, r, wire.Status(err), form)
@@ -168,6 +177,16 @@ func (c *Console) SetWebhook(w http.ResponseWriter, r *Request) error {
 		return c.secretShown(w, r, "Webhook signing secret", "custody webhook ("+raw+")", *v.SigningSecret)
 	}
 	return redirect(w, r, "/console/settings", "webhook")
+}
+
+// everyCustodyType reports whether types names every custody event type.
+func everyCustodyType(types []string) bool {
+	for _, e := range store.CustodyCatalog() {
+		if !slices.Contains(types, e.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // RotateWebhook serves POST /console/settings/webhook/rotate.
