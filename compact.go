@@ -26,6 +26,10 @@ func newCompactCmd(a *app) *cobra.Command {
 				return err
 			}
 			out := a2[0]
+			if out == "-" {
+				// backup takes - as stdout; a compacted copy is built in a file.
+				return usageError("compact: OUT must be a file (- is not: a compacted copy cannot be streamed; use backup for stdout)")
+			}
 			if sameFile(cfg.DB, out) {
 				return usageError("compact: OUT %s is the db itself", out)
 			}

@@ -92,6 +92,9 @@ func TestCompact(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "x.db")); !os.IsNotExist(err) {
 		t.Errorf("compact of a missing db left OUT: %v", err)
 	}
+	if r := runCmd(t, "compact", "--db", db, "-"); r.code != 2 || !strings.Contains(r.stderr, "must be a file") {
+		t.Errorf("compact to -: exit %d, %q; want a usage error (backup takes - as stdout, compact cannot)", r.code, r.stderr)
+	}
 	if r := runCmd(t, "compact", "--db", db, db); r.code == 0 {
 		t.Errorf("compact onto the db itself succeeded: %q", r.stdout)
 	}
