@@ -1376,3 +1376,27 @@ func TestSDKFormAddressOpened(t *testing.T) {
 		t.Errorf("GET an address that is no form: %d, want 404", r.Status)
 	}
 }
+
+// TestSDKConsentKeepsRequestedStep: an applicant who opens a new session at
+// a step (a RETRY's "upload again" link) gives consent first and then lands
+// on that step, not on the first one.
+func TestSDKConsentKeepsRequestedStep(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("again1", "Doe")
+	token := in.sdkNewSession("again1", nil)
+	r := in.sdkGet("/sdk/" + token + "?step=selfie")
+	wantHTML(t, r, `id="consent-form"`, `name="step" value="selfie"`)
+	r = in.sdkForm("/sdk/"+token+"/consent", url.Values{"consent": {"yes"}, "step": {"selfie"}})
+	if r.Status != 303 || r.Header.Get("Location") != "/sdk/"+token+"?step=selfie" {
+		t.Fatalf("consent: %d to %q, want 303 to the selfie step", r.Status, r.Header.Get("Location"))
+	}
+	// A step the level does not have is no step: the first open one.
+	in.createApplicant("again2", "Doe")
+	token = in.sdkNewSession("again2", nil)
+	noHTML(t, in.sdkGet("/sdk/"+token+"?step=liveness"), `name="step"`)
+	r = in.sdkForm("/sdk/"+token+"/consent", url.Values{"consent": {"yes"}, "step": {"liveness"}})
+	if r.Status != 303 || r.Header.Get("Location") != "/sdk/"+token+"?step=personal" {
+		t.Fatalf("consent with an unknown step: %d to %q, want the first step", r.Status, r.Header.Get("Location"))
+	}
+}

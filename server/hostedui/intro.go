@@ -70,10 +70,15 @@ func (ui *UI) PostConsent(w http.ResponseWriter, r *http.Request, ps httprouter.
 		ui.formError(w, r, token, "intro", err, nil)
 		return
 	}
-	// On to the first open step, also after a RETRY verdict (whose page
-	// without ?step= is the verdict).
+	// On to the step the address asked for (a RETRY's "upload again"
+	// link), else the first open step, also after a RETRY verdict (whose
+	// page without ?step= is the verdict).
+	requested := r.PostForm.Get("step")
+	if requested == "" {
+		requested = "intro"
+	}
 	target := "/sdk/" + url.PathEscape(token)
-	if p := ui.build(token, st, "intro"); p.Mode == "step" {
+	if p := ui.build(token, st, requested); p.Mode == "step" {
 		target += "?step=" + url.QueryEscape(p.Step)
 	}
 	sdkHeaders(w)

@@ -25,9 +25,13 @@ type sdkPage struct {
 	State   store.SDKState
 	Mode    string // intro, step, waiting, verdict, closed
 	Step    string // the step shown in mode step
-	Nav     []sdkNav
-	Index   int // 1-based position of Step in Nav
-	Err     *sdkError
+	// Requested is the step the intro's consent goes on to: the one asked
+	// for in the address (a RETRY's "upload again" link), "" for the first
+	// open one.
+	Requested string
+	Nav       []sdkNav
+	Index     int // 1-based position of Step in Nav
+	Err       *sdkError
 
 	Fields      []sdkFieldView
 	Questions   []sdkQuestionView
@@ -271,6 +275,11 @@ func (ui *UI) build(token string, st store.SDKState, requested string) *sdkPage 
 	}
 	if p.Mode == "step" && st.ConsentGivenAtUtc.IsZero() {
 		p.Mode = "intro" // intro.go
+		for _, n := range p.Nav {
+			if n.Key == requested {
+				p.Requested = requested
+			}
+		}
 		p.fillIntro()
 	}
 	if p.Mode != "step" {
