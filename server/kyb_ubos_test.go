@@ -911,3 +911,31 @@ func TestUboErasedCompanyStaysOpen(t *testing.T) {
 		t.Errorf("erased company's history grew: %v, was %v", h, before)
 	}
 }
+
+// TestUboCompanyKeepsOperatorComment: an operator's decision on a company
+// whose children are still open closes with the children; its
+// moderationComment is part of that verdict (status and applicantReviewed,
+// SPEC §3.7), as when the children finished first.
+func TestUboCompanyKeepsOperatorComment(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	ak, as := in.credential("sandbox", "admin")
+	in.createCompany("mc2", "Manual", map[string]any{"fullName": "Kim Good", "dateOfBirth": "1980-01-01", "ownershipPercent": 100, "roles": []string{"ubo"}})
+	in.spawn(201, "mc2", 0, map[string]any{})
+	in.submitCompany("mc2", 40)
+	in.waitReviewStatus("mc2", "awaitingOperatorReview")
+	decision := map[string]any{"reviewAnswer": "RED", "reviewRejectType": "FINAL", "rejectLabels": []string{"INCONSISTENT_PROFILE"},
+		"moderationComment": "directors do not match the register"}
+	in.expect(200, "POST", "/v1/admin/applicants/mc2/decision", decision, "X-Api-Key", ak, "X-Api-Secret", as)
+	wantStatus(t, in.status("mc2"), "in_review", nil, nil, 1)
+	in.expect(200, "POST", "/v1/applicants/mc2.ubo.1/verify", verifyBody(t, 41))
+	got := rc.reviewedSet(t, secret, 2)["mc2"]
+	wantReviewed(t, got, nil, "RED", "FINAL", "INCONSISTENT_PROFILE")
+	if c := got["reviewResult"].(map[string]any)["moderationComment"]; c != "directors do not match the register" {
+		t.Errorf("applicantReviewed moderationComment %v", c)
+	}
+	if c := in.status("mc2")["moderationComment"]; c != "directors do not match the register" {
+		t.Errorf("status moderationComment %v", c)
+	}
+}

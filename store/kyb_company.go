@@ -118,6 +118,17 @@ func (a *diskApplicant) applyChildren() {
 	}
 }
 
+// stepsComment is the moderation comment of the applicant's own required
+// steps: a decision gives every step it decides the same one.
+func (a *diskApplicant) stepsComment() string {
+	for _, st := range a.Steps {
+		if !st.Optional && st.ModerationComment != "" {
+			return string(st.ModerationComment)
+		}
+	}
+	return ""
+}
+
 func (r Review) closed() bool { return r.ReviewStatus == ReviewCompleted && r.ReviewAnswer != "" }
 
 // sameVerdict reports whether a and b are the same verdict: answer, reject
@@ -139,7 +150,9 @@ func (t *txn) saveCompany(env Env, a *diskApplicant) error {
 	if !a.Review.closed() || (was.closed() && sameVerdict(was, a.Review)) {
 		return nil
 	}
-	a.Review.ReviewedAtUtc = At(t.now)
+	// The verdict closes now; its comment is the one its own steps carry
+	// (an operator's decision made while the children were still open).
+	a.Review.ReviewedAtUtc, a.Review.ModerationComment = At(t.now), NullString(a.stepsComment())
 	if err := t.putApplicant(env, a); err != nil {
 		return err
 	}
