@@ -939,3 +939,66 @@ func TestUboCompanyKeepsOperatorComment(t *testing.T) {
 		t.Errorf("status moderationComment %v", c)
 	}
 }
+
+// TestUboCompanyOwnDataHeldForOwners: a company whose own steps were
+// reviewed and that waits for its beneficial owners takes no new data of
+// its own — from its session or the partner — which would close it over
+// data nobody reviewed; rows can still be added (SPEC §3.6).
+func TestUboCompanyOwnDataHeldForOwners(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("cr1", "Acme", map[string]any{"fullName": "Ann Owner", "dateOfBirth": "1980-01-01", "ownershipPercent": 60, "roles": []string{"ubo"}})
+	token := in.sdkSession("cr1", nil)
+	in.submitCompany("cr1", 50)
+	// The reviewer's verdict on its own steps (the company stays in review).
+	deadline := time.Now().Add(10 * time.Second)
+	for in.stepStatuses("cr1")["company_docs"] != "completed/GREEN" {
+		if time.Now().After(deadline) {
+			t.Fatalf("steps %v, want the own steps reviewed", in.stepStatuses("cr1"))
+		}
+		runtimeYield()
+	}
+	wantSteps(t, in.stepStatuses("cr1"), map[string]string{"company_docs": "completed/GREEN", "questionnaire": "completed/GREEN", "aml": "completed/GREEN"})
+	wantStatus(t, in.status("cr1"), "in_review", nil, nil, 1)
+	r := in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "company_docs"}, part{name: "docType", value: "certificate_of_incorporation"},
+		part{name: "file", data: pngImage(t, 300, 400, 55)})
+	wantStatusCode(t, r, 409, "session upload while the owners are pending")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"legalForm":"ag"}`), 409, "session data while the owners are pending")
+	r = in.expect(409, "POST", "/v1/applicants/cr1/documents", map[string]any{"kind": "company_docs", "docType": "certificate_of_incorporation", "image": b64(pngImage(t, 300, 400, 56))})
+	if code, _ := errField(t, r); code != "review_in_progress" {
+		t.Errorf("partner upload: %s, want review_in_progress", code)
+	}
+	// Rows stay open, from the session too.
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/ubos", token, `{"fullName":"Extra Director","dateOfBirth":"1975-05-05","roles":["director"]}`), 201, "a row")
+}
+
+// TestUboFinalCompanyHoldsUntilReset: a company closed RED FINAL (its own
+// steps RETRY, its child GREEN) that a new row puts back in review takes no
+// data of its own and cannot close GREEN over it: FINAL holds until reset
+// (SPEC §3.3). A reset lets it start again.
+func TestUboFinalCompanyHoldsUntilReset(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createCompany("rf2", "Acme", map[string]any{"fullName": "Ann Bee", "dateOfBirth": "1980-01-01", "ownershipPercent": 5, "roles": []string{"ubo"}})
+	in.spawn(201, "rf2", 0, map[string]any{})
+	in.submitCompany("rf2", 60)
+	in.expect(200, "POST", "/v1/applicants/rf2/sandbox/review", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY", "rejectLabels": []string{"LOW_QUALITY"}})
+	in.expect(200, "POST", "/v1/applicants/rf2.ubo.1/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
+	wantReviewed(t, rc.reviewedSet(t, secret, 2)["rf2"], nil, "RED", "FINAL", "LOW_QUALITY")
+	doc := map[string]any{"kind": "company_docs", "docType": "certificate_of_incorporation", "image": b64(pngImage(t, 300, 400, 61))}
+	in.expect(409, "POST", "/v1/applicants/rf2/documents", doc)
+
+	in.expect(201, "POST", "/v1/applicants/rf2/ubos", map[string]any{"fullName": "Late Comer", "dateOfBirth": "1981-01-01", "ownershipPercent": 5, "roles": []string{"ubo"}})
+	if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/rf2/documents", doc)); code != "review_final" {
+		t.Errorf("own data after a row reopened the FINAL company: %s, want review_final", code)
+	}
+	in.expect(409, "POST", "/v1/applicants/rf2/review", nil)
+	in.spawn(201, "rf2", 1, map[string]any{})
+	in.expect(200, "POST", "/v1/applicants/rf2.ubo.2/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
+	in.waitReviewStatus("rf2", "completed")
+	wantStatus(t, in.status("rf2"), "completed", "RED", "FINAL", 1)
+
+	in.expect(200, "POST", "/v1/applicants/rf2/reset", nil)
+	in.expect(201, "POST", "/v1/applicants/rf2/documents", doc)
+}

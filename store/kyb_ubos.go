@@ -46,6 +46,11 @@ type uboState struct {
 	Structure *structureFlags `json:"structure,omitempty"`
 	UboParent string          `json:"uboParent,omitempty"` // child: the company's externalUserId
 	UboIndex  int             `json:"uboIndex,omitempty"`  // child: its row's index
+	// ClosedFinal marks a company whose last closing was RED FINAL. A row
+	// added later, or a child reopened, puts it back in review until its
+	// children are terminal again, but it takes no new data of its own
+	// until reset (SPEC 3.3: FINAL holds until reset).
+	ClosedFinal bool `json:"closedFinal,omitempty"`
 }
 
 // uboRow is one row as stored.

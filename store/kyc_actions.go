@@ -23,7 +23,7 @@ func (s *Store) Reset(env Env, extID string) (Applicant, error) {
 		if err := t.unschedule(a.ReviewJob); err != nil {
 			return err
 		}
-		a.ReviewJob, a.InReview, a.RiskLevel = nil, false, RiskUnknown
+		a.ReviewJob, a.InReview, a.RiskLevel, a.ClosedFinal = nil, false, RiskUnknown, false
 		for i := range a.Steps {
 			a.Steps[i].set(t.now, ReviewPending, "", "", nil, "")
 		}

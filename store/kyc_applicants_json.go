@@ -189,6 +189,9 @@ func (a *diskApplicant) appendJSON(b []byte) ([]byte, error) {
 	if a.UboIndex != 0 {
 		o.integer("uboIndex", a.UboIndex)
 	}
+	if a.ClosedFinal {
+		o.boolean("closedFinal", true)
+	}
 	return o.end(), nil
 }
 

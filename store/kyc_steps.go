@@ -134,6 +134,9 @@ func (a *diskApplicant) recompute() {
 		r.ReviewAnswer, r.ReviewRejectType = "", ""
 	}
 	a.applyChildren() // UBO hook (store/kyb_company.go): a company's verdict waits for its children
+	if a.Type == TypeCompany && r.closed() {
+		a.ClosedFinal = r.finalRed() // kept while a new row or a reopened child holds it open
+	}
 	if r.ReviewAnswer == "" {
 		r.ModerationComment, r.ReviewedAtUtc = "", Time{}
 	}
@@ -267,7 +270,7 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 			}
 		}
 	}
-	if a.Review.finalRed() {
+	if a.Review.finalRed() || a.ClosedFinal {
 		return Conflict("review_final", "applicant %q was rejected with FINAL; reset it first", a.ExternalID)
 	}
 	something := false

@@ -78,7 +78,7 @@ func (s *Store) prepare(env Env, extID string) (*diskApplicant, Level, error) {
 		if a, err = t.getApplicant(env, extID); err != nil {
 			return err
 		}
-		if err := a.acceptsData(); err != nil {
+		if err := a.acceptsStepData(); err != nil {
 			return err
 		}
 		l, err = t.applicantLevel(env, a)
@@ -99,9 +99,10 @@ func (a *diskApplicant) acceptsData() error {
 	if a.InReview {
 		return Conflict("review_in_progress", "a review of applicant %q is in progress", a.ExternalID)
 	}
-	if a.Review.finalRed() {
+	if a.Review.finalRed() || a.ClosedFinal {
 		// A company closes RED FINAL over its children even when its own
-		// steps were RETRY (SPEC §3.6); FINAL holds until reset (§3.3).
+		// steps were RETRY (SPEC §3.6); FINAL holds until reset (§3.3),
+		// also once a new row or a reopened child put it back in review.
 		return Conflict("review_final", "applicant %q was rejected with FINAL; reset it first", a.ExternalID)
 	}
 	for _, st := range a.Steps {
@@ -112,7 +113,33 @@ func (a *diskApplicant) acceptsData() error {
 	return nil
 }
 
-// sdkAcceptsData is acceptsData for the applicant's own hosted session: a
+// acceptsStepData is acceptsData for data of the applicant's own steps: a
+// company whose own steps were all reviewed (none to redo after a RETRY)
+// and that waits for its beneficial owners' verifications takes none, as
+// it would close over data nobody reviewed (SPEC §3.6). Rows can still be
+// added; a reset collects new data.
+func (a *diskApplicant) acceptsStepData() error {
+	if err := a.acceptsData(); err != nil {
+		return err
+	}
+	if a.Type == TypeCompany && len(a.Ubos) > 0 && !a.InReview && a.Review.ReviewStatus == ReviewInReview && a.ownStepsReviewed() {
+		return Conflict("review_in_progress", "company %q waits for its beneficial owners' verification; its own data was reviewed (reset it to collect new data)", a.ExternalID)
+	}
+	return nil
+}
+
+// ownStepsReviewed reports whether every required step of the applicant has
+// its verdict and none waits for new data after a RETRY.
+func (a *diskApplicant) ownStepsReviewed() bool {
+	for _, st := range a.Steps {
+		if !st.Optional && (st.ReviewStatus != ReviewCompleted || st.retry()) {
+			return false
+		}
+	}
+	return true
+}
+
+// sdkAcceptsData is acceptsStepData for the applicant's own hosted session: a
 // GREEN verdict is terminal too (SPEC §3.5), so the data it approved is not
 // replaced from the session afterwards, leaving GREEN over data nobody
 // reviewed; the partner resets the applicant (or moves it to another level)
@@ -120,7 +147,7 @@ func (a *diskApplicant) acceptsData() error {
 // one added after the verdict reopens the company (§3.6), so SDKAddUbo
 // keeps acceptsData.
 func (a *diskApplicant) sdkAcceptsData() error {
-	if err := a.acceptsData(); err != nil {
+	if err := a.acceptsStepData(); err != nil {
 		return err
 	}
 	if a.Review.ReviewStatus == ReviewCompleted && a.Review.ReviewAnswer == Green {
@@ -269,7 +296,7 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 		if err != nil {
 			return err
 		}
-		if err := a.acceptsData(); err != nil {
+		if err := a.acceptsStepData(); err != nil {
 			return err
 		}
 		if err := t.checkLevel(env, a, l); err != nil {
@@ -528,7 +555,7 @@ func (s *Store) addDocument(env Env, extID string, in DocumentInput) (Document, 
 		if err != nil {
 			return err
 		}
-		if err := a.acceptsData(); err != nil {
+		if err := a.acceptsStepData(); err != nil {
 			return err
 		}
 		if err := t.checkLevel(env, a, l); err != nil {
