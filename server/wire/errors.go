@@ -119,8 +119,16 @@ func RedactPath(p string) string {
 		}
 		if j < len(segs) && (atStart || len(segs[j]) >= minCredential) {
 			segs[j] = name
-			i = j
 		}
+		// A dot or blank segment between the name and the credential
+		// (/sdk/./T, /l/%2e/C, /sdk/T/../T) must not carry it into the
+		// log: every later segment as long as a credential goes too.
+		for k := j + 1; k < len(segs); k++ {
+			if len(segs[k]) >= minCredential {
+				segs[k] = name
+			}
+		}
+		break
 	}
 	return strings.Join(segs, "/")
 }

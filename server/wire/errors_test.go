@@ -34,6 +34,12 @@ func TestRedactPath(t *testing.T) {
 	for in, want := range map[string]string{
 		"/sdk/abc": "/sdk/{token}", "/sdk/abc/documents": "/sdk/{token}/documents", "/sdk-assets/app.js": "/sdk-assets/app.js",
 		"/v1/applicants/x": "/v1/applicants/x", "/sdk/": "/sdk/{token}",
+		// A dot or blank segment before the credential does not expose it.
+		"/sdk/./TF5dYEwZaaaaaaaaaaaaaaaaaaYtc":                         "/sdk/{token}/{token}",
+		"/l/ /t3yTwXRqbbbbbbbbbbbbbb":                                  "/l/{code}/{code}",
+		"/sdk/TF5dYEwZaaaaaaaaaaaaaaaaaaYtc/../TF5dYEwZaaaaaaaaaaaaaa": "/sdk/{token}/../{token}",
+		"/base/sdk/./TF5dYEwZaaaaaaaaaaaaaaaaaaYtc/documents":          "/base/sdk/./{token}/documents",
+		"/api/v1/sdk/state":                                            "/api/v1/sdk/state",
 	} {
 		if got := RedactPath(in); got != want {
 			t.Errorf("RedactPath(%q) = %q, want %q", in, got, want)
