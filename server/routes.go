@@ -19,6 +19,7 @@ func (s *Server) routes() {
 	ui := hostedui.New(s.store, s.log).WithBranding(s.cfg.Branding).WithQuality(s.cfg.Quality)
 	c := console.New(s.store, s.cfg.PublicURL, s.log)
 	s.console = c // its error page answers what reaches no route under /console
+	s.hosted = ui
 	rp := c.RequestPages(s.reqlog)
 	cp := c.ClockPages(s.disp)
 

@@ -62,6 +62,7 @@ type Server struct {
 	metrics *metrics        // nil when disabled
 	gzips   sync.Pool       // *gzip.Writer, reused across responses (gzip.go)
 	console *console.Console
+	hosted  *hostedui.UI // its page API answers its own calls over the body limit
 
 	openapiDoc func() ([]byte, error) // /openapi.json, built once (openapi.go)
 }
@@ -150,6 +151,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case encodedSlash(r.URL):
 		s.routeError(rec, r, store.Errorf(store.ENOTFOUND, "route_not_found",
 			"no route for %s %s: a path segment holds an encoded / (%%2F), which no id contains", r.Method, r.URL.EscapedPath()))
+	case r.ContentLength > limit && takesBody(r) && s.pageAPICall(r):
+		// The page API checks its token first (401 for an unknown one)
+		// and records the refusal as an sdk call (SPEC §3.8).
+		s.hosted.Refuse(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	case r.ContentLength > limit && takesBody(r) && !hostedPagePost(r):
 		s.routeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	default:
@@ -226,6 +231,16 @@ func deliveryAllow(path string) (string, bool) {
 // body up to the limit to say so in the applicant's language.
 func hostedPagePost(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/sdk/") && strings.HasSuffix(r.URL.Path, "/documents")
+}
+
+// pageAPICall reports whether r is a call of a route of the hosted UI's
+// page API (/api/v1/sdk/*).
+func (s *Server) pageAPICall(r *http.Request) bool {
+	if !strings.HasPrefix(r.URL.Path, "/api/v1/sdk/") {
+		return false
+	}
+	h, _, _ := s.router.Lookup(r.Method, r.URL.Path)
+	return h != nil
 }
 
 // imageUpload reports whether r is a POST to a route with the 25 MiB limit.

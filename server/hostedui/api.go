@@ -58,6 +58,14 @@ func (ui *UI) API(h Handler) httprouter.Handle {
 	}
 }
 
+// Refuse answers a page-API call that was refused before its handler ran
+// (a body over the limit) with err. As API does, it checks the token first,
+// so an unknown or expired token is 401, and records the refusal as an sdk
+// call (sdk.call_refused).
+func (ui *UI) Refuse(w http.ResponseWriter, r *http.Request, err error) {
+	ui.API(func(http.ResponseWriter, *http.Request, string) error { return err })(w, r, nil)
+}
+
 // bearerToken returns the token of "Authorization: Bearer <token>".
 func bearerToken(r *http.Request) (string, error) {
 	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")

@@ -1,0 +1,87 @@
+package server_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/complybox/complybox/store"
+)
+
+// TestSDKAPIBodyLimit: the page API checks its token before the body
+// limit (SPEC §3.8: an unknown token is 401), and a call refused for its
+// size is an sdk call like any other refused one (sdk.call_refused).
+func TestSDKAPIBodyLimit(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("lim1", "Green")
+	token := in.sdkSession("lim1", nil)
+	big := `{"email":"` + strings.Repeat("a", 2<<20) + `@example.com"}`
+
+	r := in.sdkAPI("POST", "/api/v1/sdk/personal-info", "nope", big)
+	if code, _ := errField(t, r); r.Status != 401 || code != "invalid_token" {
+		t.Errorf("unknown token, 2 MiB: %d %s, want 401 invalid_token", r.Status, code)
+	}
+	r = in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, big)
+	if code, _ := errField(t, r); r.Status != 413 || code != "body_too_large" {
+		t.Fatalf("2 MiB personal info: %d %s, want 413 body_too_large", r.Status, code)
+	}
+	// Chunked, with no Content-Length: the same, and submit (which reads
+	// no body) does not run.
+	req, err := http.NewRequest("POST", in.URL+"/api/v1/sdk/submit", io.MultiReader(bytes.NewReader(bytes.Repeat([]byte("a"), 2<<20))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer nope")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("chunked 2 MiB, unknown token: %d, want 401", resp.StatusCode)
+	}
+	req, _ = http.NewRequest("POST", in.URL+"/api/v1/sdk/submit", io.MultiReader(bytes.NewReader(bytes.Repeat([]byte("a"), 2<<20))))
+	req.Header.Set("Authorization", "Bearer "+token)
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 413 {
+		t.Errorf("chunked 2 MiB submit: %d, want 413", resp.StatusCode)
+	}
+	// An upload past its 25 MiB, with a Content-Length.
+	r = in.sdkUpload("/api/v1/sdk/documents", "nope", part{name: "kind", value: "selfie"}, part{name: "file", data: make([]byte, 26<<20)})
+	wantStatusCode(t, r, 401, "26 MiB upload, unknown token")
+	r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: make([]byte, 26<<20)})
+	wantStatusCode(t, r, 413, "26 MiB upload")
+
+	all, err := in.Store.ApplicantHistory(store.Sandbox, "lim1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, h := range all {
+		if h.EventType == "sdk.call_refused" {
+			if !h.Internal || h.ActorType != "sdk" || h.Details["code"] != "body_too_large" {
+				t.Errorf("refused entry %+v", h)
+			}
+			calls = append(calls, fmt.Sprint(h.Details["call"]))
+		}
+	}
+	want := map[string]bool{"POST /api/v1/sdk/personal-info": true, "POST /api/v1/sdk/submit": true, "POST /api/v1/sdk/documents": true}
+	if len(calls) != 3 {
+		t.Fatalf("refused calls %v, want personal-info, submit and documents", calls)
+	}
+	for _, c := range calls {
+		if !want[c] {
+			t.Errorf("refused call %q", c)
+		}
+	}
+	if st := in.status("lim1"); st["reviewStatus"] != "pending" {
+		t.Errorf("an oversize submit changed the applicant: %v", st["reviewStatus"])
+	}
+}
