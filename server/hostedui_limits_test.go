@@ -85,3 +85,23 @@ func TestSDKAPIBodyLimit(t *testing.T) {
 		t.Errorf("an oversize submit changed the applicant: %v", st["reviewStatus"])
 	}
 }
+
+// TestSDKCompanyDocsFormNoType: the company documents form posted without
+// a document type says to choose one, in the page's language, not that
+// the country does not issue it.
+func TestSDKCompanyDocsFormNoType(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for _, c := range []struct{ lang, want, not string }{
+		{"en", `Please choose the type of document\.`, `not issued`},
+		{"de", `Bitte wählen Sie die Dokumentart\.`, `nicht ausgestellt`},
+	} {
+		id := "notype-" + c.lang
+		in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": id, "type": "company", "companyName": "Acme GmbH", "country": "DEU"})
+		token := in.sdkSession(id, map[string]any{"lang": c.lang})
+		r := in.sdkUpload("/sdk/"+token+"/documents", "", part{name: "kind", value: "company_docs"}, part{name: "file", data: pngImage(t, 300, 420, 61)})
+		wantStatusCode(t, r, 400, c.lang+": company document without a type")
+		wantHTML(t, r, c.want)
+		noHTML(t, r, c.not)
+	}
+}

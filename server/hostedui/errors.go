@@ -82,8 +82,10 @@ func fieldProblem(field, msg string) string {
 		return "err.country"
 	case field == "consent":
 		return "err.consent"
-	case field == "docType":
+	case field == "docType" && strings.Contains(msg, "is not issued by"):
 		return "err.doctype"
+	case field == "docType":
+		return "err.doctype.missing" // none chosen, or one not in the list
 	}
 	return "err.value"
 }
