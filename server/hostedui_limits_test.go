@@ -105,3 +105,24 @@ func TestSDKCompanyDocsFormNoType(t *testing.T) {
 		noHTML(t, r, c.not)
 	}
 }
+
+// TestSDKUploadOverTenMiB: a file over 10 MiB in the page API's multipart
+// upload is reported with its real size, not the size at which reading
+// stopped; the form says it in words.
+func TestSDKUploadOverTenMiB(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("ten1", "Green")
+	token := in.sdkSession("ten1", nil)
+	huge := make([]byte, 11<<20)
+	r := in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: huge})
+	wantStatusCode(t, r, 400, "11 MiB selfie")
+	e := r.m(t)["error"].(map[string]any)
+	msg, _ := e["message"].(string)
+	if e["field"] != "file" || !strings.Contains(msg, fmt.Sprint(11<<20)) || strings.Contains(msg, "10485761") {
+		t.Errorf("11 MiB selfie: %v", e)
+	}
+	r = in.sdkUpload("/sdk/"+token+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: huge})
+	wantStatusCode(t, r, 400, "11 MiB selfie form")
+	wantHTML(t, r, `The file is too large\.`)
+}

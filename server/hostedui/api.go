@@ -196,7 +196,8 @@ func (ui *UI) Submit(w http.ResponseWriter, r *http.Request, token string) error
 // type: the company documents form has one input per required document). An empty file input (no name, no bytes) is
 // skipped. A JSON body as POST …/documents takes it (kind, side,
 // docType, image in base64) is accepted too. Returns EINVALID naming the
-// field and ETOOLARGE past the body limit.
+// field (a file over 10 MiB with its size) and ETOOLARGE past the body
+// limit.
 func readUpload(r *http.Request) (store.SDKUpload, error) {
 	var up store.SDKUpload
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -213,6 +214,7 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 	type filePart struct {
 		name, docType string
 		data          []byte
+		size          int64 // of the whole part; data stops past imagecheck.MaxBytes
 	}
 	var files []filePart
 	count := map[string]int{}
@@ -260,7 +262,17 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 			if err != nil {
 				return up, uploadError(err)
 			}
-			if p.FileName() == "" && len(b) == 0 {
+			size := int64(len(b))
+			if size > imagecheck.MaxBytes {
+				// Past the limit only its size is kept, to say it: the rest
+				// is counted, not held (the body limit bounds it).
+				n, err := io.Copy(io.Discard, p)
+				if err != nil {
+					return up, uploadError(err)
+				}
+				size += n
+			}
+			if p.FileName() == "" && size == 0 {
 				continue // an input left empty
 			}
 			if name == "image" {
@@ -268,10 +280,10 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 			}
 			if docType != "" {
 				// Named by its type, so an error names the input.
-				files = append(files, filePart{name: "file." + docType, docType: docType, data: b})
+				files = append(files, filePart{name: "file." + docType, docType: docType, data: b, size: size})
 				continue
 			}
-			files = append(files, filePart{name: name, data: b})
+			files = append(files, filePart{name: name, data: b, size: size})
 			count[name]++
 		default:
 			if _, err := io.Copy(io.Discard, p); err != nil {
@@ -286,6 +298,10 @@ func readUpload(r *http.Request) (store.SDKUpload, error) {
 			field = fmt.Sprintf("%s[%d]", f.name, seen[f.name])
 		}
 		seen[f.name]++
+		if f.size > imagecheck.MaxBytes {
+			// imagecheck's words, with the file's size, not the bytes read.
+			return up, store.Invalid(field, "%s is %d bytes; at most 10 MiB (%d bytes) is allowed", field, f.size, imagecheck.MaxBytes)
+		}
 		side := ""
 		if f.name == "front" || f.name == "back" {
 			side = f.name
