@@ -740,7 +740,7 @@ func TestConsoleMultipartForms(t *testing.T) {
 	expectStatus(t, "multipart login", b.postMultipart("/console/login", map[string]string{"name": "admin", "password": consolePassword, "csrf": b.csrf}), http.StatusSeeOther)
 	b.page("/console/credentials")
 	expectStatus(t, "multipart form without its token", b.postMultipart("/console/credentials", map[string]string{"environment": "sandbox"}), http.StatusForbidden)
-	r := b.shown("multipart credential", b.postMultipart("/console/credentials", map[string]string{"environment": "sandbox", "name": "multi", "csrf": b.csrf}))
+	r := b.shown("multipart credential", b.postMultipart("/console/credentials", map[string]string{"environment": "sandbox", "name": "multi", "csrf": b.csrf, "shownEnv": b.env}))
 	if !strings.Contains(string(r.Body), "multi") {
 		t.Fatalf("credential page: %s", r.Body)
 	}

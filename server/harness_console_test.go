@@ -21,6 +21,7 @@ type browser struct {
 	base string
 	c    *http.Client
 	csrf string // the token of the last page that carried one
+	env  string // the environment the last page was shown in
 }
 
 // browser returns a fresh browser on the instance.
@@ -35,7 +36,10 @@ func (in *instance) browser() *browser {
 	}}}
 }
 
-var csrfField = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
+var (
+	csrfField = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
+	pageEnv   = regexp.MustCompile(`<body class="env-([a-z]+)">`)
+)
 
 func (b *browser) send(req *http.Request) *response {
 	b.t.Helper()
@@ -50,6 +54,9 @@ func (b *browser) send(req *http.Request) *response {
 	}
 	if m := csrfField.FindSubmatch(body); m != nil {
 		b.csrf = html.UnescapeString(string(m[1]))
+	}
+	if m := pageEnv.FindSubmatch(body); m != nil {
+		b.env = string(m[1])
 	}
 	return &response{Status: resp.StatusCode, Header: resp.Header, Body: body}
 }
@@ -75,7 +82,8 @@ func (b *browser) post(path string, form url.Values) *response {
 	return b.send(req)
 }
 
-// submit posts form with the last CSRF token, as a browser submitting the
+// submit posts form with the last CSRF token and the environment the last
+// page was shown in (unless form names one), as a browser submitting the
 // page's form does.
 func (b *browser) submit(path string, form url.Values) *response {
 	b.t.Helper()
@@ -83,6 +91,9 @@ func (b *browser) submit(path string, form url.Values) *response {
 		form = url.Values{}
 	}
 	form.Set("csrf", b.csrf)
+	if !form.Has("shownEnv") {
+		form.Set("shownEnv", b.env)
+	}
 	return b.post(path, form)
 }
 

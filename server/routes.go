@@ -13,7 +13,9 @@ import (
 // console: the binary can be read in one place. api(...) requires X-Api-Key
 // and X-Api-Secret; admin(...) also the admin role; public(...) requires
 // nothing. ui.API(...) requires the hosted-UI session token as a Bearer;
-// c.Page(...) a console session (and CSRF on POST), c.Open(...) nothing.
+// c.Page(...) a console session (and CSRF and the page's environment on
+// POST), c.AnyEnv(...) the same without the environment, c.Open(...)
+// nothing.
 func (s *Server) routes() {
 	r := routeTable{s}
 	ui := hostedui.New(s.store, s.log).WithBranding(s.cfg.Branding).WithQuality(s.cfg.Quality)
@@ -140,14 +142,15 @@ func (s *Server) routes() {
 	r.POST("/api/v1/sdk/submit", ui.API(ui.Submit))
 
 	// Console (SPEC §3.9, package console): operator pages; sessions by
-	// cookie, CSRF on POST; c.Admin(...) also the admin role (a reviewer
-	// gets 403).
+	// cookie, CSRF on POST and the environment the form was shown in
+	// (c.AnyEnv: the switch and log out go without); c.Admin(...) also the
+	// admin role (a reviewer gets 403).
 	r.GET("/console", c.Open(c.Home))
 	r.GET("/console/", c.Open(c.ToHome))
 	r.GET("/console/login", c.Open(c.LoginPage))
 	r.POST("/console/login", c.Open(c.Login))
-	r.POST("/console/logout", c.Page(c.Logout))
-	r.POST("/console/env", c.Page(c.SwitchEnv))
+	r.POST("/console/logout", c.AnyEnv(c.Logout))
+	r.POST("/console/env", c.AnyEnv(c.SwitchEnv))
 	r.GET("/console/static/:file", c.Open(c.StaticFile))
 	r.GET("/console/applicants", c.Page(c.Applicants))
 	r.GET("/console/applicants/:id", c.Page(c.Applicant))

@@ -1,7 +1,8 @@
 // Package console is the operator console (SPEC 3.9): server-rendered
 // html/template pages with embedded assets, usable without JavaScript. Every
 // page carries a strict Content-Security-Policy and X-Frame-Options DENY;
-// every POST form carries the session's CSRF token; the session cookie is
+// every POST form carries the session's CSRF token and the environment its
+// page showed (formFields in layout.html); the session cookie is
 // HttpOnly and SameSite=Strict. Sessions and CSRF are this package's; error
 // statuses, Retry-After and request ids come from package wire. It never
 // imports package server.
@@ -94,12 +95,27 @@ type Handler func(w http.ResponseWriter, r *Request) error
 
 // Page wraps h with the console's headers and a live session: without one a
 // GET goes to the login page and a POST is 403; a POST also needs the
-// session's CSRF token (403 otherwise).
+// session's CSRF token (403 otherwise) and, in its "shownEnv" field, the
+// environment its page was shown in, which must still be the session's:
+// a form of a page shown before another tab switched the environment
+// would act on the other environment's data (409 otherwise).
 func (c *Console) Page(h Handler) httprouter.Handle {
+	return c.page(h, true)
+}
+
+// AnyEnv wraps h as Page does but takes a POST without "shownEnv": for
+// the forms that act on the session, not on an environment's data (the
+// environment switch, log out).
+func (c *Console) AnyEnv(h Handler) httprouter.Handle {
+	return c.page(h, false)
+}
+
+// page is Page, and AnyEnv without checkEnv.
+func (c *Console) page(h Handler, checkEnv bool) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		consoleHeaders(w)
 		cr := &Request{Request: r, params: ps}
-		err := c.authorize(cr)
+		err := c.authorize(cr, checkEnv)
 		if store.ErrorCode(err) == store.EUNAUTHORIZED {
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				// A form posted without a live session cannot carry its
@@ -141,8 +157,9 @@ func (c *Console) record(r *Request, env store.Env, eventType string, details ma
 	return c.store.RecordConsoleAction(env, eventType, d)
 }
 
-// authorize loads the session and, on a POST, checks the CSRF token.
-func (c *Console) authorize(r *Request) error {
+// authorize loads the session and, on a POST, checks the CSRF token and,
+// with checkEnv, the environment the form was shown in.
+func (c *Console) authorize(r *Request, checkEnv bool) error {
 	ck, err := r.Cookie(consoleCookie)
 	if err != nil {
 		return store.Errorf(store.EUNAUTHORIZED, "not_logged_in", "log in to the console first")
@@ -157,6 +174,9 @@ func (c *Console) authorize(r *Request) error {
 		}
 		if !r.sess.CheckCSRF(r.PostForm.Get("csrf")) {
 			return errCSRF()
+		}
+		if shown := store.Env(r.PostForm.Get("shownEnv")); checkEnv && shown != r.env {
+			return errShownEnv(shown, r.env)
 		}
 	}
 	return nil
@@ -179,6 +199,16 @@ func parseForm(r *http.Request) error {
 
 func errCSRF() error {
 	return store.Errorf(store.EFORBIDDEN, "csrf_token_invalid", "the form's security token is missing or wrong; reload the page and try again")
+}
+
+// errShownEnv refuses a form shown in another environment than env, the
+// session's now; shown is what the form says ("" or not an environment:
+// a page from before forms said it).
+func errShownEnv(shown, env store.Env) error {
+	if !shown.Valid() {
+		return store.Conflict("environment_switched", "the form does not say which environment its page showed, so nothing was changed; reload the page to act in %s", env)
+	}
+	return store.Conflict("environment_switched", "the console switched to %s since this page showed %s, so nothing was changed; reload the page to act in %s", env, shown, env)
 }
 
 // Open wraps a handler that needs no session (the login pages).

@@ -3,6 +3,9 @@ package console
 import (
 	"bytes"
 	"html/template"
+	"io/fs"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +72,34 @@ func TestWords(t *testing.T) {
 	}
 	if got["roles"] != "ubo, director" || got["fullName"] != "Ann Owner" || got["pct"] != "25" {
 		t.Errorf("record fields %v", got)
+	}
+}
+
+// TestFormsSayTheirEnvironment: every form that posts to the console
+// carries formFields (the CSRF token and the environment its page
+// showed), which Page requires; only the login, the environment switch
+// and log out go without the environment.
+func TestFormsSayTheirEnvironment(t *testing.T) {
+	t.Parallel()
+	form := regexp.MustCompile(`(?s)<form[^>]*method="post"[^>]*action="([^"]*)".*?</form>`)
+	exempt := map[string]bool{"/console/login": true, "/console/env": true, "/console/logout": true}
+	names, err := fs.Glob(consoleFiles, "templates/*.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		b, err := fs.ReadFile(consoleFiles, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forms := form.FindAllStringSubmatch(string(b), -1)
+		if want := strings.Count(string(b), `method="post"`); len(forms) != want {
+			t.Fatalf("%s: read %d of its %d forms: the pattern no longer reads the templates", name, len(forms), want)
+		}
+		for _, m := range forms {
+			if !exempt[m[1]] && !strings.Contains(m[0], `{{template "formFields" $}}`) {
+				t.Errorf("%s: the form posting to %s lacks {{template \"formFields\" $}}", name, m[1])
+			}
+		}
 	}
 }

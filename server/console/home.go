@@ -17,7 +17,7 @@ import (
 // Home serves GET /console: the login form without a session, the
 // overview with one.
 func (c *Console) Home(w http.ResponseWriter, r *Request) error {
-	if c.authorize(r) != nil {
+	if c.authorize(r, true) != nil {
 		return c.LoginPage(w, r)
 	}
 	waiting, _, err := c.store.Applicants(r.env, store.ApplicantFilter{ReviewStatus: store.ReviewAwaiting}, store.Page{Limit: 20})
