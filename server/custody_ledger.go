@@ -261,7 +261,7 @@ func (s *Server) failTransaction(w http.ResponseWriter, r *request) error {
 	}
 	reason := "Failed on request"
 	if in.Reason != nil {
-		if *in.Reason == "" || len(*in.Reason) > 500 {
+		if *in.Reason == "" || utf8.RuneCountInString(*in.Reason) > 500 {
 			return store.Invalid("reason", "reason must be 1 to 500 characters")
 		}
 		reason = *in.Reason

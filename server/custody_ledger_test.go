@@ -1186,3 +1186,24 @@ func TestCreatedAnswersTheStoredRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestFailReasonCountsCharacters: a fail reason is 1 to 500 characters, not
+// bytes.
+func TestFailReasonCountsCharacters(t *testing.T) {
+	t.Parallel()
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	w := in.wallet(in.vault("a"), "SOL")
+	in.fund(w.WalletID, "5")
+	withdraw := func() string {
+		var x struct{ TransactionID string }
+		in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+			"destinationAddress": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", "amount": "1"}).json(t, &x)
+		return x.TransactionID
+	}
+	id := withdraw()
+	r := in.expect(400, "POST", "/transactions/"+id+"/fail", map[string]any{"reason": strings.Repeat("é", 501)})
+	if _, f := errField(t, r); f != "reason" {
+		t.Errorf("501-character reason: field %q", f)
+	}
+	in.expect(200, "POST", "/transactions/"+id+"/fail", map[string]any{"reason": strings.Repeat("é", 500)})
+}

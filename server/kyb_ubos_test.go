@@ -1002,3 +1002,38 @@ func TestUboFinalCompanyHoldsUntilReset(t *testing.T) {
 	in.expect(200, "POST", "/v1/applicants/rf2/reset", nil)
 	in.expect(201, "POST", "/v1/applicants/rf2/documents", doc)
 }
+
+// TestUboFullNameCountsCharacters: fullName is 1–200 characters, not bytes,
+// on create (ubos[] and POST …/ubos), PATCH and the hosted UI's rows; a
+// row at the limit spawns its child.
+func TestUboFullNameCountsCharacters(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	at, over := strings.Repeat("é", 200), strings.Repeat("é", 201)
+	in.createCompany("chars", "Chars", map[string]any{"fullName": at, "roles": []string{"director"}})
+	r := in.expect(400, "POST", "/v1/applicants", map[string]any{"externalUserId": "chars-over", "type": "company", "companyName": "Over",
+		"ubos": []map[string]any{{"fullName": over, "roles": []string{"director"}}}})
+	if _, f := errField(t, r); f != "ubos[0].fullName" {
+		t.Errorf("create with a 201-character name: field %q", f)
+	}
+	in.expect(201, "POST", "/v1/applicants/chars/ubos", map[string]any{"fullName": "Ж " + strings.Repeat("Ж", 198), "roles": []string{"director"}})
+	r = in.expect(400, "POST", "/v1/applicants/chars/ubos", map[string]any{"fullName": over, "roles": []string{"director"}})
+	if _, f := errField(t, r); f != "fullName" {
+		t.Errorf("POST …/ubos with a 201-character name: field %q", f)
+	}
+	in.expect(200, "PATCH", "/v1/applicants/chars/ubos/1", map[string]any{"fullName": at})
+	r = in.expect(400, "PATCH", "/v1/applicants/chars/ubos/1", map[string]any{"fullName": over})
+	if _, f := errField(t, r); f != "fullName" {
+		t.Errorf("PATCH with a 201-character name: field %q", f)
+	}
+	token := in.sdkSession("chars", nil)
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/ubos", token, `{"fullName":"`+strings.Repeat("ü", 200)+`","roles":["director"]}`), 201, "sdk row at the limit")
+	r = in.sdkAPI("POST", "/api/v1/sdk/ubos", token, `{"fullName":"`+strings.Repeat("ü", 201)+`","roles":["director"]}`)
+	if _, f := errField(t, r); r.Status != 400 || f != "fullName" {
+		t.Errorf("sdk row over the limit: %d %q", r.Status, f)
+	}
+	in.spawn(201, "chars", 0, nil)
+	if info := in.expect(200, "GET", "/v1/applicants/chars.ubo.1", nil).m(t)["info"].(map[string]any); info["lastName"] != at {
+		t.Errorf("child of a 200-character name: %v", info)
+	}
+}

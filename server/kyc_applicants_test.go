@@ -893,3 +893,41 @@ func TestCreatedHistoryListsLockedFields(t *testing.T) {
 		t.Errorf("applicant.created lockedFields %#v, want []", h.Items[0].Details["lockedFields"])
 	}
 }
+
+// TestFieldLimitsCountCharacters: the personal and company fields are at
+// most 200 characters (the addresses 500), counted in characters as the
+// hosted UI's maxlength counts them, not in bytes.
+func TestFieldLimitsCountCharacters(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for i, c := range []struct {
+		typ, level, field string
+		max               int
+	}{
+		{"individual", "full-kyc-level", "firstName", 200},
+		{"individual", "full-kyc-level", "lastName", 200},
+		{"individual", "full-kyc-level", "address", 500},
+		{"company", "kyb-level", "companyName", 200},
+		{"company", "kyb-level", "registeredAddress", 500},
+	} {
+		for _, letter := range []string{"Ж", "é", "漢"} {
+			body := func(id string, n int) map[string]any {
+				return map[string]any{"externalUserId": id, "type": c.typ, "verificationLevelName": c.level,
+					c.field: strings.Repeat(letter, n)}
+			}
+			id := fmt.Sprintf("chars-%d-%x", i, letter)
+			a := in.expect(201, "POST", "/v1/applicants", body(id, c.max)).m(t)
+			info := a["info"]
+			if c.typ == "company" {
+				info = a["companyInfo"]
+			}
+			if got := info.(map[string]any)[c.field]; got != strings.Repeat(letter, c.max) {
+				t.Errorf("%s of %d × %s: stored %v", c.field, c.max, letter, got)
+			}
+			r := in.expect(400, "POST", "/v1/applicants", body(id+"-over", c.max+1))
+			if _, f := errField(t, r); f != c.field {
+				t.Errorf("%s of %d × %s: field %q", c.field, c.max+1, letter, f)
+			}
+		}
+	}
+}

@@ -193,3 +193,19 @@ func TestDefaultLevelsKeepTheirName(t *testing.T) {
 		t.Errorf("applicantType of the default level: %s", r.Body)
 	}
 }
+
+// TestQuestionIDCountsCharacters: a question id is 1-64 characters, not
+// bytes.
+func TestQuestionIDCountsCharacters(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	level := func(name, id string) map[string]any {
+		return map[string]any{"name": name, "applicantType": "individual", "steps": []map[string]any{{"kind": "questionnaire"}},
+			"questionnaire": []map[string]any{{"id": id, "text": "?", "type": "text"}}}
+	}
+	in.expect(201, "POST", "/v1/levels", level("ids-at", strings.Repeat("é", 64)))
+	r := in.expect(400, "POST", "/v1/levels", level("ids-over", strings.Repeat("é", 65)))
+	if _, f := errField(t, r); f != "questionnaire[0].id" {
+		t.Errorf("65-character id: field %q", f)
+	}
+}

@@ -587,3 +587,32 @@ func TestMissingStepDataNamesStep(t *testing.T) {
 		t.Errorf("RETRY without new data: %s/%s, want missing_step_data naming identity_doc", code, field)
 	}
 }
+
+// TestModerationCommentCountsCharacters: moderationComment is at most 2000
+// characters, not bytes, in the operator's decision and the forced verdict.
+func TestModerationCommentCountsCharacters(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	at, over := strings.Repeat("é", 2000), strings.Repeat("é", 2001)
+	in.createApplicant("mc-sbx", "Comment")
+	r := in.expect(400, "POST", "/v1/applicants/mc-sbx/sandbox/review", map[string]any{"reviewAnswer": "GREEN", "moderationComment": over})
+	if _, f := errField(t, r); f != "moderationComment" {
+		t.Errorf("forced verdict with 2001 characters: field %q", f)
+	}
+	st := in.expect(200, "POST", "/v1/applicants/mc-sbx/sandbox/review", map[string]any{"reviewAnswer": "GREEN", "moderationComment": at}).m(t)
+	if st["moderationComment"] != at {
+		t.Errorf("forced verdict's comment %.40v", st["moderationComment"])
+	}
+
+	key, sec := in.credential("sandbox", "admin")
+	in.createApplicant("mc-op", "manual")
+	in.expect(200, "POST", "/v1/applicants/mc-op/verify", verifyBody(t, 7))
+	r = in.expect(400, "POST", "/v1/admin/applicants/mc-op/decision", map[string]any{"reviewAnswer": "GREEN", "moderationComment": over}, "X-Api-Key", key, "X-Api-Secret", sec)
+	if _, f := errField(t, r); f != "moderationComment" {
+		t.Errorf("decision with 2001 characters: field %q", f)
+	}
+	st = in.expect(200, "POST", "/v1/admin/applicants/mc-op/decision", map[string]any{"reviewAnswer": "GREEN", "moderationComment": at}, "X-Api-Key", key, "X-Api-Secret", sec).m(t)
+	if st["moderationComment"] != at {
+		t.Errorf("decision's comment %.40v", st["moderationComment"])
+	}
+}

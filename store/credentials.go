@@ -71,7 +71,7 @@ func (s *Store) CreateCredential(env Env, role, name string) (Credential, string
 	if err := validCredential(env, role); err != nil {
 		return Credential{}, "", err
 	}
-	if len(name) > 100 {
+	if longerThan(name, 100) {
 		return Credential{}, "", Invalid("name", "name must be at most 100 characters")
 	}
 	prefix := "sbx"

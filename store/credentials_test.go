@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/complybox/complybox/store"
@@ -120,5 +122,17 @@ func TestDiscardCallbackSecret(t *testing.T) {
 	again, err := s.InitCallback()
 	if err != nil || again == "" || again == generated {
 		t.Fatalf("InitCallback() after discarding = %q, %v; want a new secret", again, err)
+	}
+}
+
+func TestCreateCredentialNameCountsCharacters(t *testing.T) {
+	s, _ := mustOpen(t, "", store.Options{})
+	if _, _, err := s.CreateCredential(store.Sandbox, "", strings.Repeat("é", 100)); err != nil {
+		t.Fatalf("100-character name: %v", err)
+	}
+	_, _, err := s.CreateCredential(store.Sandbox, "", strings.Repeat("é", 101))
+	var e *store.Error
+	if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != "name" {
+		t.Fatalf("101-character name: %v, want EINVALID naming name", err)
 	}
 }

@@ -78,7 +78,7 @@ func canonicalDecimal(s string) string {
 // the key (symbol, network, decimals, usd_price, network_fee).
 func (a Asset) Validate() error {
 	switch {
-	case a.Symbol == "" || len(a.Symbol) > 16 || strings.ContainsAny(a.Symbol, " /:"):
+	case a.Symbol == "" || longerThan(a.Symbol, 16) || strings.ContainsAny(a.Symbol, " /:"):
 		return Invalid("symbol", "symbol must be 1 to 16 characters without spaces, '/' or ':'")
 	case a.Network == "":
 		return Invalid("network", "network is required")

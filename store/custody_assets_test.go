@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/complybox/complybox/store"
@@ -13,12 +14,17 @@ func TestAssetValidate(t *testing.T) {
 			t.Errorf("built-in %s: %v", a.Symbol, err)
 		}
 	}
+	// The symbol is 1 to 16 characters, not bytes.
+	if err := (store.Asset{Symbol: strings.Repeat("Ξ", 16), Network: "x", Decimals: 2}).Validate(); err != nil {
+		t.Errorf("16-character symbol: %v", err)
+	}
 	for _, c := range []struct {
 		a     store.Asset
 		field string
 	}{
 		{store.Asset{Network: "x", Decimals: 2}, "symbol"},
 		{store.Asset{Symbol: "A:B", Network: "x", Decimals: 2}, "symbol"},
+		{store.Asset{Symbol: strings.Repeat("Ξ", 17), Network: "x", Decimals: 2}, "symbol"},
 		{store.Asset{Symbol: "X", Decimals: 2}, "network"},
 		{store.Asset{Symbol: "X", Network: "x", Decimals: -1}, "decimals"},
 		{store.Asset{Symbol: "X", Network: "x", Decimals: 2, USDPrice: "1e3"}, "usd_price"},

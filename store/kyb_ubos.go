@@ -152,7 +152,7 @@ func applyUboInput(r *uboRow, in UboInput, prefix string, create bool, now time.
 			return false, err
 		}
 		v = strings.TrimSpace(v)
-		if !ok || v == "" || len(v) > 200 {
+		if !ok || v == "" || longerThan(v, 200) {
 			return false, Invalid(prefix+"fullName", "fullName is required: 1 to 200 characters")
 		}
 		identity = identity || v != r.FullName

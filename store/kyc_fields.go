@@ -159,16 +159,21 @@ func normalizeField(name, v string, now time.Time) (string, error) {
 			return "", Invalid(name, "phone must have 6 to 15 digits")
 		}
 	case "address", "registeredAddress":
-		if len(v) > 500 {
+		if longerThan(v, 500) {
 			return "", Invalid(name, "%s must be at most 500 characters", name)
 		}
 	default:
-		if len(v) > 200 {
+		if longerThan(v, 200) {
 			return "", Invalid(name, "%s must be at most 200 characters", name)
 		}
 	}
 	return v, nil
 }
+
+// longerThan reports whether s has more than max characters. Limits are
+// in characters (code points, as JSON Schema's maxLength counts them),
+// never in bytes: "é" is one character and two bytes.
+func longerThan(s string, max int) bool { return utf8.RuneCountInString(s) > max }
 
 // jsonString decodes raw as a JSON string. null gives ok=false, err=nil.
 // Returns EINVALID naming field for any other type.

@@ -233,7 +233,7 @@ func (l Level) validate() error {
 	for i, q := range l.Questionnaire {
 		f := "questionnaire[" + itoa(i) + "]"
 		switch {
-		case q.ID == "" || len(q.ID) > 64:
+		case q.ID == "" || longerThan(q.ID, 64):
 			return Invalid(f+".id", "a question needs an id of 1-64 characters")
 		case ids[q.ID]:
 			return Invalid(f+".id", "question id %q appears twice", q.ID)

@@ -333,7 +333,7 @@ func (d *Decision) validate(forced bool) error {
 			return Invalid("rejectLabels["+itoa(i)+"]", "unknown reject label %q", l)
 		}
 	}
-	if len(d.ModerationComment) > 2000 {
+	if longerThan(d.ModerationComment, 2000) {
 		return Invalid("moderationComment", "moderationComment must be at most 2000 characters")
 	}
 	return nil
