@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -1036,4 +1037,39 @@ func TestUboFullNameCountsCharacters(t *testing.T) {
 	if info := in.expect(200, "GET", "/v1/applicants/chars.ubo.1", nil).m(t)["info"].(map[string]any); info["lastName"] != at {
 		t.Errorf("child of a 200-character name: %v", info)
 	}
+}
+
+// TestUboFullNameControlCharacters: a row's fullName is refused with a
+// control character, as firstName and lastName are, naming fullName,
+// instead of being taken and then refused by spawn-kyc as firstName.
+func TestUboFullNameControlCharacters(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("ctl", "Control", map[string]any{"fullName": "Ann Smith", "roles": []string{"director"}})
+	token := in.sdkSession("ctl", nil)
+	for _, name := range []string{"An\u0007n Smith", "a\u0000b c", "Ann\tSmith", "Ann\u007fSmith", "Ann\nSmith"} {
+		r := in.expect(400, "POST", "/v1/applicants", map[string]any{"externalUserId": "ctl-new", "type": "company", "companyName": "New",
+			"ubos": []map[string]any{{"fullName": name, "roles": []string{"director"}}}})
+		if _, f := errField(t, r); f != "ubos[0].fullName" {
+			t.Errorf("create %q: field %q", name, f)
+		}
+		row := map[string]any{"fullName": name, "roles": []string{"director"}}
+		r = in.expect(400, "POST", "/v1/applicants/ctl/ubos", row)
+		if _, f := errField(t, r); f != "fullName" {
+			t.Errorf("POST …/ubos %q: field %q", name, f)
+		}
+		r = in.expect(400, "PATCH", "/v1/applicants/ctl/ubos/0", map[string]any{"fullName": name})
+		if _, f := errField(t, r); f != "fullName" {
+			t.Errorf("PATCH %q: field %q", name, f)
+		}
+		body, _ := json.Marshal(row)
+		r = in.sdkAPI("POST", "/api/v1/sdk/ubos", token, string(body))
+		if _, f := errField(t, r); r.Status != 400 || f != "fullName" {
+			t.Errorf("sdk row %q: %d %q", name, r.Status, f)
+		}
+	}
+	if rows := in.uboRows("ctl"); len(rows) != 1 || rows[0]["fullName"] != "Ann Smith" {
+		t.Errorf("rows %v", rows)
+	}
+	in.spawn(201, "ctl", 0, nil)
 }

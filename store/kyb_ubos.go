@@ -155,6 +155,9 @@ func applyUboInput(r *uboRow, in UboInput, prefix string, create bool, now time.
 		if !ok || v == "" || longerThan(v, 200) {
 			return false, Invalid(prefix+"fullName", "fullName is required: 1 to 200 characters")
 		}
+		if err := checkControl("fullName", v, false); err != nil {
+			return false, prefixed(err, prefix)
+		}
 		identity = identity || v != r.FullName
 		r.FullName = v
 	}

@@ -107,11 +107,8 @@ func normalizeField(name, v string, now time.Time) (string, error) {
 	if strings.TrimSpace(v) == "" {
 		return "", Invalid(name, "%s must not be empty; send null to clear it", name)
 	}
-	multiline := name == "address" || name == "registeredAddress"
-	for _, r := range v {
-		if (r < 0x20 && !(multiline && (r == '\n' || r == '\r'))) || r == 0x7f {
-			return "", Invalid(name, "%s contains a control character", name)
-		}
+	if err := checkControl(name, v, name == "address" || name == "registeredAddress"); err != nil {
+		return "", err
 	}
 	switch name {
 	case "gender":
@@ -174,6 +171,17 @@ func normalizeField(name, v string, now time.Time) (string, error) {
 // in characters (code points, as JSON Schema's maxLength counts them),
 // never in bytes: "é" is one character and two bytes.
 func longerThan(s string, max int) bool { return utf8.RuneCountInString(s) > max }
+
+// checkControl refuses a value of field name with a control character;
+// multiline allows line breaks. Returns EINVALID naming the field.
+func checkControl(name, v string, multiline bool) error {
+	for _, r := range v {
+		if (r < 0x20 && !(multiline && (r == '\n' || r == '\r'))) || r == 0x7f {
+			return Invalid(name, "%s contains a control character", name)
+		}
+	}
+	return nil
+}
 
 // jsonString decodes raw as a JSON string. null gives ok=false, err=nil.
 // Returns EINVALID naming field for any other type.
