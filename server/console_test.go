@@ -192,6 +192,34 @@ func TestConsoleLoginRateLimit(t *testing.T) {
 	}
 }
 
+// TestConsoleLoginFailuresOutliveOthersLogins: a login that succeeds
+// does not wipe the failed attempts the same address made at another
+// operator's password: a reviewer cannot keep guessing the admin's.
+func TestConsoleLoginFailuresOutliveOthersLogins(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Store.AddConsoleUser("rev", store.ConsoleReviewer, "reviewpass123", store.ConsoleCLIActor); err != nil {
+		t.Fatal(err)
+	}
+	guess := func(want int) {
+		t.Helper()
+		b := in.browser()
+		b.page("/console/login")
+		expectStatus(t, "a guess at the admin's password", b.submit("/console/login", url.Values{"name": {"admin"}, "password": {"guess guess"}}), want)
+	}
+	for range store.ConsoleLoginLimit - 1 {
+		guess(http.StatusUnauthorized)
+	}
+	rev := in.browser()
+	rev.page("/console/login")
+	expectStatus(t, "the reviewer's own login", rev.submit("/console/login", url.Values{"name": {"rev"}, "password": {"reviewpass123"}}), http.StatusSeeOther)
+	guess(http.StatusUnauthorized)
+	guess(http.StatusTooManyRequests)
+}
+
 func TestConsolePages(t *testing.T) {
 	t.Parallel()
 	in := start(t)

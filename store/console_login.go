@@ -108,9 +108,10 @@ func (cs ConsoleSession) IsAdmin() bool { return cs.Role == ConsoleAdmin }
 // client (the client's address) and opens a session in the sandbox
 // environment. An unknown name is a wrong password (a hash is compared all
 // the same, so the answer's time does not tell names apart). Every
-// attempt counts towards ConsoleLoginLimit per ConsoleLoginWindow per
-// client until a login succeeds, which clears the client's count; each
-// login and failed login is an internal history event.
+// failed attempt counts towards ConsoleLoginLimit per ConsoleLoginWindow
+// per client, whichever name it tried, and a login that succeeds does not
+// clear the others; each login and failed login is an internal history
+// event.
 // Returns ERATELIMIT with RetryAfter past the limit, ECONFLICT
 // console_password_not_set before any account exists, and EUNAUTHORIZED
 // for a wrong name or password.
@@ -118,6 +119,7 @@ func (s *Store) ConsoleLogin(name, password, client string) (ConsoleSession, err
 	var hash []byte
 	var anyAccount bool
 	var role string
+	var attempt Time // this attempt's entry in the client's window
 	err := s.update(func(t *txn) error {
 		hash, anyAccount = nil, false
 		b, err := t.consoleUsersWrite()
@@ -146,7 +148,8 @@ func (s *Store) ConsoleLogin(name, password, client string) (ConsoleSession, err
 			e.RetryAfter = kept[0].Add(ConsoleLoginWindow).Sub(t.now)
 			return e
 		}
-		v, err := json.Marshal(append(kept, At(t.now)))
+		attempt = At(t.now)
+		v, err := json.Marshal(append(kept, attempt))
 		if err != nil {
 			return err
 		}
@@ -197,9 +200,11 @@ func (s *Store) ConsoleLogin(name, password, client string) (ConsoleSession, err
 		if err := b.Put(consoleSessionKey(out.ID), v); err != nil {
 			return err
 		}
-		// The right password clears the client's window: only failed
-		// attempts hold an operator back.
-		if err := b.Delete([]byte(consoleAttemptPrefix + client)); err != nil {
+		// Only failed attempts hold an operator back: the right password
+		// takes this attempt out of the client's window, and no other (a
+		// reviewer's login must not wipe the failed guesses at an admin's
+		// password from the same address).
+		if err := dropConsoleAttempt(b, client, attempt); err != nil {
 			return err
 		}
 		return t.consoleEvent(Envs(), "console.login", map[string]any{"client": client, "operator": name})
@@ -230,6 +235,31 @@ func sweepConsoleSessions(b *bolt.Bucket, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// dropConsoleAttempt removes the attempt at from client's window.
+func dropConsoleAttempt(b *bolt.Bucket, client string, at Time) error {
+	key := []byte(consoleAttemptPrefix + client)
+	var times []Time
+	if v := b.Get(key); v != nil {
+		if err := json.Unmarshal(v, &times); err != nil {
+			return err
+		}
+	}
+	for i := len(times) - 1; i >= 0; i-- {
+		if times[i].Equal(at.Time) {
+			times = append(times[:i], times[i+1:]...)
+			break
+		}
+	}
+	if len(times) == 0 {
+		return b.Delete(key)
+	}
+	v, err := json.Marshal(times)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, v)
 }
 
 // sweepConsoleAttempts removes a bounded number of attempt windows whose
