@@ -616,3 +616,44 @@ func TestModerationCommentCountsCharacters(t *testing.T) {
 		t.Errorf("decision's comment %.40v", st["moderationComment"])
 	}
 }
+
+// TestProductionChecksFollowPatches: data changed while an applicant waits
+// for the operator is checked again, so the findings the operator decides
+// on are those of the data as it is (SPEC §3.5 production).
+func TestProductionChecksFollowPatches(t *testing.T) {
+	t.Parallel()
+	list := filepath.Join(t.TempDir(), "sanctions.txt")
+	if err := os.WriteFile(list, []byte("Vladimir Sanctionov\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, func(o *options) { o.settings.KYC.SanctionsFile = list })
+	pk, ps := in.credential("production", "partner")
+	prod := func(want int, method, path string, body any) *response {
+		t.Helper()
+		return in.expect(want, method, path, body, "X-Api-Key", pk, "X-Api-Secret", ps, "X-Environment", "production")
+	}
+	latest := func() map[string]string {
+		t.Helper()
+		hist, err := in.Store.ApplicantHistory("production", "f1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, h := range hist { // newest first: the latest run wins
+			if c, ok := h.Details["check"].(string); ok && h.EventType == "review.check" && out[c] == "" {
+				out[c] = h.Details["result"].(string)
+			}
+		}
+		return out
+	}
+	prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "f1", "firstName": "Clean", "lastName": "Adult", "dateOfBirth": "1970-01-01"})
+	wantStatus(t, prod(200, "POST", "/v1/applicants/f1/verify", verifyBody(t, 90)).m(t), "awaitingOperatorReview", nil, nil, 1)
+	if f := latest(); f["sanctions"] != "clear" || f["age"] != "ok" {
+		t.Fatalf("findings at submission %v", f)
+	}
+	in.advance(time.Second)
+	prod(200, "PATCH", "/v1/applicants/f1", map[string]any{"firstName": "Vladimir", "lastName": "Sanctionov", "dateOfBirth": "2015-01-01"})
+	if f := latest(); f["sanctions"] != "match" || f["age"] != "under_18" {
+		t.Errorf("findings after the PATCH %v, want the sanctions match and the age", f)
+	}
+}

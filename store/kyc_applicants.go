@@ -603,6 +603,14 @@ func (t *txn) patchFields(env Env, a *diskApplicant, in ApplicantInput) error {
 		Details: map[string]any{"fields": changed}}); err != nil {
 		return err
 	}
+	if env == Production && a.Review.ReviewStatus == ReviewAwaiting {
+		// The operator decides on these findings: run the automatic checks
+		// again on the data as it is now (age, sanctions), so none reads
+		// "OK" next to a name or date of birth it never saw.
+		if _, err := t.productionChecks(env, a); err != nil {
+			return err
+		}
+	}
 	return t.event(env, a, "applicantPersonalInfoChanged", map[string]any{"fields": changed})
 }
 
