@@ -657,3 +657,23 @@ func TestProductionChecksFollowPatches(t *testing.T) {
 		t.Errorf("findings after the PATCH %v, want the sanctions match and the age", f)
 	}
 }
+
+// TestReviewAfterGreenRefused: an approved applicant is terminal; data for
+// an optional step sent afterwards cannot start a review that would hold
+// a step under review beside a verdict it cannot change (409
+// review_completed; a reset starts over).
+func TestReviewAfterGreenRefused(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "opt-lvl", "applicantType": "individual",
+		"steps": []map[string]any{{"kind": "identity_doc", "optional": false}, {"kind": "selfie", "optional": false}, {"kind": "poa", "optional": true}}})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "o2", "lastName": "Doe", "verificationLevelName": "opt-lvl"})
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/o2/verify", verifyBody(t, 95)).m(t), "completed", "GREEN", nil, 1)
+	in.expect(201, "POST", "/v1/applicants/o2/documents", map[string]any{"kind": "poa", "image": b64(pngImage(t, 300, 300, 96))})
+	if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/o2/review", nil)); code != "review_completed" {
+		t.Errorf("review after GREEN: %s, want review_completed", code)
+	}
+	wantStatus(t, in.status("o2"), "completed", "GREEN", nil, 1)
+	in.expect(200, "POST", "/v1/applicants/o2/reset", nil)
+	in.expect(200, "POST", "/v1/applicants/o2/review", nil)
+}
