@@ -677,3 +677,39 @@ func TestReviewAfterGreenRefused(t *testing.T) {
 	in.expect(200, "POST", "/v1/applicants/o2/reset", nil)
 	in.expect(200, "POST", "/v1/applicants/o2/review", nil)
 }
+
+// TestIdentityDocumentReplacedWhole: an identity document of another type
+// or issuing country replaces the previous one, both sides: a US
+// passport's front never goes to review with a German ID card's back.
+func TestIdentityDocumentReplacedWhole(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("mix1", "Doe")
+	up := func(side, docType, country string, seed uint64) {
+		t.Helper()
+		in.expect(201, "POST", "/v1/applicants/mix1/documents", map[string]any{"kind": "identity_doc", "side": side, "docType": docType, "country": country,
+			"image": b64(pngImage(t, 240, 220, seed))})
+	}
+	docs := func() []string {
+		t.Helper()
+		var a struct {
+			Documents []struct{ Kind, Side, DocType, Country string }
+		}
+		in.expect(200, "GET", "/v1/applicants/mix1", nil).json(t, &a)
+		var out []string
+		for _, d := range a.Documents {
+			out = append(out, d.Side+" "+d.DocType+" "+d.Country)
+		}
+		return out
+	}
+	up("front", "ID_CARD", "DEU", 1)
+	up("back", "ID_CARD", "DEU", 2)
+	up("front", "ID_CARD", "DEU", 3) // the same card again: its front only
+	if got := docs(); !slices.Equal(got, []string{"back ID_CARD DEU", "front ID_CARD DEU"}) {
+		t.Fatalf("documents %v", got)
+	}
+	up("front", "PASSPORT", "USA", 4)
+	if got := docs(); !slices.Equal(got, []string{"front PASSPORT USA"}) {
+		t.Errorf("documents after another document %v, want the passport alone", got)
+	}
+}

@@ -396,6 +396,9 @@ func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 func (t *txn) addDocument(env Env, a *diskApplicant, l Level, u upload) error {
 	if u.kind != StepLiveness {
 		if err := t.dropDocuments(env, a, func(d Document) bool {
+			if d.Kind == StepIdentityDoc && u.kind == StepIdentityDoc && otherIDDocument(d, u) {
+				return true // another document: its other side goes too
+			}
 			return d.Kind == u.kind && string(d.Side) == u.side && (u.kind != StepCompanyDocs || string(d.DocType) == u.docType)
 		}); err != nil {
 			return err
@@ -416,6 +419,14 @@ func (t *txn) addDocument(env Env, a *diskApplicant, l Level, u upload) error {
 		UploadedAtUtc: At(t.now), SHA256: u.img.SHA256, ContentType: u.img.ContentType})
 	a.dataArrived(u.kind, l, t.now)
 	return nil
+}
+
+// otherIDDocument reports whether upload u is another identity document
+// than d, by type or issuing country: a passport's front never joins an
+// ID card's back.
+func otherIDDocument(d Document, u upload) bool {
+	return (u.docType != "" && d.DocType != "" && string(d.DocType) != u.docType) ||
+		(u.country != "" && d.Country != "" && string(d.Country) != u.country)
 }
 
 // keepFrames drops the applicant's oldest liveness frames beyond the n
