@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/complybox/complybox/store"
 )
 
 // writeConfig writes text to a config file under t.TempDir.
@@ -460,6 +464,99 @@ func TestREADMEDocumentsEveryKey(t *testing.T) {
 	for _, k := range c.envKeys() {
 		if !strings.Contains(string(b), "`"+k.name+"`") || !strings.Contains(string(b), "`"+k.env+"`") {
 			t.Errorf("README.md's configuration table lacks %s / %s", k.name, k.env)
+		}
+	}
+}
+
+// TestAssetDecimalsChange: balances and amounts are kept in base units of
+// an asset's decimals, so a restart with other decimals for an asset the db
+// holds would rescale every one of them; start-up refuses it, naming the
+// key. The other settings of the asset may change.
+func TestAssetDecimalsChange(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "complybox.db")
+	const ltc = "[[assets]]\nsymbol = \"LTC\"\nnetwork = \"litecoin\"\ndecimals = 8\nusd_price = \"70\"\nnetwork_fee = \"0.0001\"\n"
+	s := startServe(t, db, "--config", writeConfig(t, "[chain]\nauto_advance = false\n"+ltc))
+	key, secret := s.Key, s.Secret
+	mustCall := func(url, method, path string, body any) map[string]any {
+		t.Helper()
+		status, b := call(t, method, url+path, key, secret, body)
+		var out map[string]any
+		if status/100 != 2 || json.Unmarshal(b, &out) != nil {
+			t.Fatalf("%s %s: %d %s", method, path, status, b)
+		}
+		return out
+	}
+	vault := mustCall(s.URL, "POST", "/vaults", map[string]any{"name": "treasury"})["vaultId"].(string)
+	wallet := mustCall(s.URL, "POST", "/vaults/"+vault+"/wallets", map[string]any{"assetSymbol": "BTC"})["walletId"].(string)
+	tx := mustCall(s.URL, "POST", "/sandbox/deposits", map[string]any{"walletId": wallet, "amount": "1.5"})["transactionId"].(string)
+	mustCall(s.URL, "POST", "/transactions/"+tx+"/advance", nil)
+	if st := mustCall(s.URL, "POST", "/transactions/"+tx+"/advance", nil)["status"]; st != "Completed" {
+		t.Fatalf("deposit %v after two advances, want Completed", st)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct{ name, text, key, stored string }{
+		{"Replaced", ltc + "[[assets]]\nsymbol = \"btc\"\nnetwork = \"bitcoin\"\ndecimals = 2\nusd_price = \"65000\"\nnetwork_fee = \"0.01\"\n", "assets[1].decimals", "8"},
+		{"Added", strings.Replace(ltc, "decimals = 8", "decimals = 6", 1), "assets[0].decimals", "8"},
+	} {
+		r := refusedStart(t, "serve", "--listen", "127.0.0.1:0", "--db", db, "--config", writeConfig(t, tc.text))
+		wantErr(t, r.err(), tc.key, "decimals = "+tc.stored, "base units")
+		if r.code != 1 {
+			t.Errorf("%s: exit code %d, want 1", tc.name, r.code)
+		}
+	}
+
+	// An entry dropped from the configuration brings back the built-in's
+	// decimals: refused too.
+	other := filepath.Join(t.TempDir(), "other.db")
+	if err := startServe(t, other, "--config", writeConfig(t, "[[assets]]\nsymbol = \"BTC\"\nnetwork = \"bitcoin\"\ndecimals = 2\nusd_price = \"65000\"\nnetwork_fee = \"0.01\"\n")).stop(); err != nil {
+		t.Fatal(err)
+	}
+	r := refusedStart(t, "serve", "--listen", "127.0.0.1:0", "--db", other)
+	wantErr(t, r.err(), "[[assets]] entry for BTC with decimals = 2")
+
+	// Price and fee may change; the balance is what was deposited.
+	s = startServe(t, db, "--config", writeConfig(t, "[[assets]]\nsymbol = \"BTC\"\nnetwork = \"bitcoin\"\ndecimals = 8\nusd_price = \"70000\"\nnetwork_fee = \"0.0002\"\n"))
+	if b := mustCall(s.URL, "GET", "/wallets/"+wallet+"/balance", nil); b["total"] != "1.5" || b["available"] != "1.5" {
+		t.Fatalf("balance %v, want 1.5 deposited", b)
+	}
+	var assets struct{ Items []store.Asset }
+	_, b := call(t, "GET", s.URL+"/assets", key, secret, nil)
+	if err := json.Unmarshal(b, &assets); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range assets.Items {
+		if a.Symbol == "BTC" && (a.USDPrice != "70000" || a.NetworkFee != "0.0002" || a.Decimals != 8) {
+			t.Fatalf("BTC %+v, want the new price and fee", a)
+		}
+		if a.Symbol == "LTC" && a.Decimals != 8 {
+			t.Fatalf("LTC %+v: a symbol dropped from the configuration keeps its stored settings", a)
+		}
+	}
+}
+
+// refusedStart runs the command line in this process as runCmd does, but
+// one that starts listening is stopped and fails the test.
+func refusedStart(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, errOut := newLineWriter(), newSyncBuffer()
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, strings.NewReader(""), out, errOut, nil) }()
+	for {
+		select {
+		case code := <-done:
+			return result{stderr: errOut.String(), code: code}
+		case line := <-out.lines:
+			if strings.HasPrefix(line, "complybox listening on ") {
+				cancel()
+				<-done
+				t.Fatalf("complybox %s started; want it refused", strings.Join(args, " "))
+			}
 		}
 	}
 }

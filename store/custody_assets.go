@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/complybox/complybox/store/decimal"
@@ -135,6 +136,9 @@ func (t *txn) assets(env Env) (list []Asset, missing bool, err error) {
 		old, ok := stored[a.Symbol]
 		if ok {
 			a.ID = old.ID
+			if old.Decimals != a.Decimals {
+				return nil, false, t.s.settings.decimalsChanged(old, a.Decimals)
+			}
 		}
 		if !ok || old != a {
 			if !t.Writable() {
@@ -155,6 +159,20 @@ func (t *txn) assets(env Env) (list []Asset, missing bool, err error) {
 		list = append(list, a)
 	}
 	return list, missing, nil
+}
+
+// decimalsChanged is the error for a catalog that gives stored asset old
+// other decimals: balances, reservations and amounts are integers in base
+// units of the stored decimals, so new ones would rescale every one of
+// them. It names the [[assets]] entry of the symbol, if any.
+func (s Settings) decimalsChanged(old Asset, decimals int) error {
+	why := fmt.Sprintf("this db holds %s with decimals = %d, and its balances, reservations and transaction amounts are stored in base units of those decimals, so %d would rescale every one of them", old.Symbol, old.Decimals, decimals)
+	for i, a := range s.Assets {
+		if strings.ToUpper(a.Symbol) == old.Symbol {
+			return Errorf(EINVALID, "validation_failed", "config: assets[%d].decimals: is %d, but %s; keep decimals = %d, or use another symbol or a new db", i, decimals, why, old.Decimals)
+		}
+	}
+	return Errorf(EINVALID, "validation_failed", "config: assets: the built-in %s has decimals = %d, but %s; add an [[assets]] entry for %s with decimals = %d", old.Symbol, decimals, why, old.Symbol, old.Decimals)
 }
 
 // asset returns the asset with id: the stored copy with the settings in
