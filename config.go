@@ -356,6 +356,27 @@ func (c *Config) parse(name, text string) error {
 			return fmt.Errorf("config %s: unknown key %q", name, k.String())
 		}
 	}
+	return assetsDeclareDecimals(text)
+}
+
+// assetsDeclareDecimals refuses an [[assets]] entry of text without
+// decimals, whose zero value is an asset without fractions: an entry
+// replaces a built-in asset of its symbol whole, so it says every key.
+// (usd_price and network_fee are checked by Validate: "" is never a value.)
+func assetsDeclareDecimals(text string) error {
+	var declared struct {
+		Assets []struct {
+			Decimals *int `toml:"decimals"`
+		} `toml:"assets"`
+	}
+	if _, err := toml.Decode(text, &declared); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	for i, a := range declared.Assets {
+		if a.Decimals == nil {
+			return configError(fmt.Sprintf("assets[%d].decimals", i), "is required (write decimals = 0 for an asset without fractions): an entry replaces a built-in asset of its symbol whole")
+		}
+	}
 	return nil
 }
 

@@ -348,16 +348,24 @@ func TestValidate(t *testing.T) {
 		{"LevelQuestionType", "[[levels]]\nname = \"x\"\napplicant_type = \"individual\"\nsteps = [{kind = \"questionnaire\"}]\nquestionnaire = [{id = \"q\", text = \"Why?\", type = \"essay\"}]", "levels[0].questionnaire[0].type"},
 		{"LevelQuestionText", "[[levels]]\nname = \"x\"\nsteps = [{kind = \"questionnaire\"}]\nquestionnaire = [{id = \"q\", type = \"text\"}]", "levels[0].questionnaire[0].text"},
 		{"LevelTwice", "[[levels]]\nname = \"x\"\nsteps = [{kind = \"selfie\"}]\n[[levels]]\nname = \"x\"\nsteps = [{kind = \"poa\"}]", "levels[1].name"},
-		{"AssetNoSymbol", "[[assets]]\nnetwork = \"x\"\ndecimals = 8", "assets[0].symbol"},
-		{"AssetBadSymbol", "[[assets]]\nsymbol = \"X/Y\"\nnetwork = \"x\"", "assets[0].symbol"},
-		{"AssetNoNetwork", "[[assets]]\nsymbol = \"X\"\ndecimals = 8", "assets[0].network"},
-		{"AssetID", "[[assets]]\nid = \"btc\"\nsymbol = \"X\"\nnetwork = \"x\"", "assets[0].id"},
-		{"AssetDecimals", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = -1", "assets[0].decimals"},
-		{"AssetDecimalsHigh", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 37", "assets[0].decimals"},
-		{"AssetPriceExponent", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"1e3\"", "assets[0].usd_price"},
-		{"AssetPriceNegative", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"-1\"", "assets[0].usd_price"},
-		{"AssetFeeTooPrecise", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 2\nnetwork_fee = \"0.001\"", "assets[0].network_fee"},
-		{"AssetTwice", "[[assets]]\nsymbol = \"ltc\"\nnetwork = \"x\"\n[[assets]]\nsymbol = \"LTC\"\nnetwork = \"y\"", "assets[1].symbol"},
+		{"AssetNoSymbol", "[[assets]]\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"1\"\nnetwork_fee = \"0.1\"", "assets[0].symbol"},
+		{"AssetBadSymbol", "[[assets]]\nsymbol = \"X/Y\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"1\"\nnetwork_fee = \"0.1\"", "assets[0].symbol"},
+		{"AssetNoNetwork", "[[assets]]\nsymbol = \"X\"\ndecimals = 8\nusd_price = \"1\"\nnetwork_fee = \"0.1\"", "assets[0].network"},
+		{"AssetID", "[[assets]]\nid = \"btc\"\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"1\"\nnetwork_fee = \"0.1\"", "assets[0].id"},
+		{"AssetDecimals", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = -1\nusd_price = \"1\"\nnetwork_fee = \"0.1\"", "assets[0].decimals"},
+		{"AssetDecimalsHigh", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 37\nusd_price = \"1\"\nnetwork_fee = \"0.1\"", "assets[0].decimals"},
+		{"AssetNoDecimals", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\nusd_price = \"1\"\nnetwork_fee = \"0.1\"", "assets[0].decimals"},
+		{"AssetNoDecimalsInline", "assets = [{symbol = \"X\", network = \"x\", decimals = 0, usd_price = \"1\", network_fee = \"1\"}, {symbol = \"Y\", network = \"x\", usd_price = \"1\", network_fee = \"1\"}]", "assets[1].decimals"},
+		{"AssetNoPrice", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 8\nnetwork_fee = \"0.1\"", "assets[0].usd_price"},
+		{"AssetNoFee", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"1\"", "assets[0].network_fee"},
+		// An entry replaces the built-in of its symbol whole: nothing is
+		// taken from it.
+		{"AssetReplacedNoFee", "[[assets]]\nsymbol = \"BTC\"\nnetwork = \"bitcoin\"\ndecimals = 8\nusd_price = \"70000\"", "assets[0].network_fee"},
+		{"AssetReplacedNoDecimals", "[[assets]]\nsymbol = \"XRP\"\nnetwork = \"ripple\"\nusd_price = \"1\"\nnetwork_fee = \"0.1\"\nneeds_memo = true", "assets[0].decimals"},
+		{"AssetPriceExponent", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"1e3\"\nnetwork_fee = \"0.1\"", "assets[0].usd_price"},
+		{"AssetPriceNegative", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"-1\"\nnetwork_fee = \"0.1\"", "assets[0].usd_price"},
+		{"AssetFeeTooPrecise", "[[assets]]\nsymbol = \"X\"\nnetwork = \"x\"\ndecimals = 2\nusd_price = \"1\"\nnetwork_fee = \"0.001\"", "assets[0].network_fee"},
+		{"AssetTwice", "[[assets]]\nsymbol = \"ltc\"\nnetwork = \"x\"\ndecimals = 8\nusd_price = \"1\"\nnetwork_fee = \"0.1\"\n[[assets]]\nsymbol = \"LTC\"\nnetwork = \"y\"\ndecimals = 8\nusd_price = \"1\"\nnetwork_fee = \"0.1\"", "assets[1].symbol"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := loadConfig(configFlags{path: writeConfig(t, tc.file+"\n")}, nil)
@@ -390,6 +398,12 @@ func TestValidate(t *testing.T) {
 	})
 	t.Run("CallbackURLPrivateAllowed", func(t *testing.T) {
 		text := "[kyc]\ncallback_url = \"https://10.0.0.1/hook\"\n[dispatch]\nallow_private_networks = true\n"
+		if _, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("AssetDecimalsZero", func(t *testing.T) {
+		text := "[[assets]]\nsymbol = \"PTS\"\nnetwork = \"x\"\ndecimals = 0\nusd_price = \"0.5\"\nnetwork_fee = \"1\"\n"
 		if _, _, err := loadConfig(configFlags{path: writeConfig(t, text)}, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -75,8 +75,10 @@ func canonicalDecimal(s string) string {
 	return decimal.FormatUnits(v, len(frac))
 }
 
-// Validate checks an asset of the configuration. Returns EINVALID naming
-// the key (symbol, network, decimals, usd_price, network_fee).
+// Validate checks an asset of the configuration, which names every key
+// (one with a built-in's symbol replaces it whole), needs_memo aside.
+// Returns EINVALID naming the key (symbol, network, decimals, usd_price,
+// network_fee).
 func (a Asset) Validate() error {
 	switch {
 	case a.Symbol == "" || longerThan(a.Symbol, 16) || strings.ContainsAny(a.Symbol, " /:"):
@@ -86,16 +88,18 @@ func (a Asset) Validate() error {
 	case a.Decimals < 0 || a.Decimals > 36:
 		return Invalid("decimals", "decimals must be from 0 to 36")
 	}
-	if a.USDPrice != "" {
-		_, frac, _ := strings.Cut(a.USDPrice, ".")
-		if _, err := decimal.ParseUnits("usd_price", a.USDPrice, len(frac)); err != nil {
-			return fieldError(err)
-		}
+	if a.USDPrice == "" {
+		return Invalid("usd_price", "usd_price is required, a decimal string such as \"65000\"")
 	}
-	if a.NetworkFee != "" {
-		if _, err := decimal.ParseUnits("network_fee", a.NetworkFee, a.Decimals); err != nil {
-			return fieldError(err)
-		}
+	_, frac, _ := strings.Cut(a.USDPrice, ".")
+	if _, err := decimal.ParseUnits("usd_price", a.USDPrice, len(frac)); err != nil {
+		return fieldError(err)
+	}
+	if a.NetworkFee == "" {
+		return Invalid("network_fee", "network_fee is required, a decimal string in the asset such as \"0.0001\"")
+	}
+	if _, err := decimal.ParseUnits("network_fee", a.NetworkFee, a.Decimals); err != nil {
+		return fieldError(err)
 	}
 	return nil
 }

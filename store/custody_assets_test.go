@@ -27,8 +27,10 @@ func TestAssetValidate(t *testing.T) {
 		{store.Asset{Symbol: strings.Repeat("Ξ", 17), Network: "x", Decimals: 2}, "symbol"},
 		{store.Asset{Symbol: "X", Decimals: 2}, "network"},
 		{store.Asset{Symbol: "X", Network: "x", Decimals: -1}, "decimals"},
-		{store.Asset{Symbol: "X", Network: "x", Decimals: 2, USDPrice: "1e3"}, "usd_price"},
-		{store.Asset{Symbol: "X", Network: "x", Decimals: 2, NetworkFee: "0.001"}, "network_fee"},
+		{store.Asset{Symbol: "X", Network: "x", Decimals: 2, USDPrice: "1e3", NetworkFee: "0.01"}, "usd_price"},
+		{store.Asset{Symbol: "X", Network: "x", Decimals: 2, NetworkFee: "0.01"}, "usd_price"},
+		{store.Asset{Symbol: "X", Network: "x", Decimals: 2, USDPrice: "1", NetworkFee: "0.001"}, "network_fee"},
+		{store.Asset{Symbol: "X", Network: "x", Decimals: 2, USDPrice: "1"}, "network_fee"},
 	} {
 		var e *store.Error
 		if err := c.a.Validate(); !errors.As(err, &e) || e.Field != c.field {
