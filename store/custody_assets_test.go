@@ -15,7 +15,7 @@ func TestAssetValidate(t *testing.T) {
 		}
 	}
 	// The symbol is 1 to 16 characters, not bytes.
-	if err := (store.Asset{Symbol: strings.Repeat("Ξ", 16), Network: "x", Decimals: 2}).Validate(); err != nil {
+	if err := (store.Asset{Symbol: strings.Repeat("Ξ", 16), Network: "x", Decimals: 2, USDPrice: "1", NetworkFee: "0.01"}).Validate(); err != nil {
 		t.Errorf("16-character symbol: %v", err)
 	}
 	for _, c := range []struct {
