@@ -57,18 +57,48 @@ func imageNote(n int) string { return "[redacted image, " + strconv.Itoa(n) + " 
 // replaced whole.
 func Redact(contentType string, b []byte) string {
 	mt, params, _ := mime.ParseMediaType(contentType)
-	trimmed := bytes.TrimLeft(b, " \t\r\n")
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), " \t\r\n")
 	switch {
 	case strings.HasPrefix(mt, "multipart/"):
 		return redactMultipart(b, params["boundary"])
 	case mt == "application/x-www-form-urlencoded":
 		return RedactQuery(string(b))
-	case len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '['):
-		return string(redactJSON(b))
+	case len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[' || trimmed[0] == '"'):
+		return string(redactJSON(trimmed))
 	case strings.HasPrefix(mt, "image/") || mt == "application/octet-stream" || mt == "application/pdf" || !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0:
 		return "[binary body redacted]"
 	}
-	return string(redactString(b))
+	return string(redactBlobs(redactString(b)))
+}
+
+// redactBlobs replaces every run of base64 characters of minBase64 or
+// more in a text that is not JSON (an image sent as text/plain, say) with
+// a note of its length.
+func redactBlobs(s []byte) []byte {
+	var out []byte
+	run := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && isBase64Byte(s[i]) {
+			run++
+			continue
+		}
+		if run >= minBase64 {
+			if out == nil {
+				out = append(make([]byte, 0, len(s)), s[:i-run]...)
+			}
+			out = append(out, blob(run)...)
+		} else if out != nil {
+			out = append(out, s[i-run:i]...)
+		}
+		if out != nil && i < len(s) {
+			out = append(out, s[i])
+		}
+		run = 0
+	}
+	if out == nil {
+		return s
+	}
+	return out
 }
 
 // RedactQuery redacts the secret parameters, image parameters and base64
@@ -91,6 +121,12 @@ func RedactQuery(q string) string {
 			parts[i] = k + "=" + url.QueryEscape(imageNote(len(v)))
 		case len(v) >= minBase64 && isBase64(v):
 			parts[i] = k + "=" + url.QueryEscape(blob(len(v)))
+		default:
+			// The same, percent-encoded (a form's + and / arrive as %2B
+			// and %2F), or a data: URL.
+			if d, err := url.QueryUnescape(v); err == nil && (strings.HasPrefix(d, "data:") || len(d) >= minBase64 && isBase64(d)) {
+				parts[i] = k + "=" + url.QueryEscape(blob(len(d)))
+			}
 		}
 	}
 	return strings.Join(parts, "&")
@@ -216,12 +252,17 @@ func redactString(s []byte) []byte {
 // safe (JSON may escape "/" as "\/").
 func isBase64(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' || c == '\\') {
+		if !isBase64Byte(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// isBase64Byte reports whether c can stand in base64 of either alphabet
+// (or as JSON's escaped slash).
+func isBase64Byte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' || c == '\\'
 }
 
 // redactMultipart keeps a multipart body's part headers and its text

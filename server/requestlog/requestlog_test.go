@@ -74,6 +74,14 @@ func TestRedact(t *testing.T) {
 			[]string{"PNG", "binary", "secret-tok", "iVBOR"}},
 		{"Binary", "image/jpeg", "\xff\xd8\xff\xe0JFIFpixels", []string{"[binary body redacted]"}, []string{"JFIF"}},
 		{"Form", "application/x-www-form-urlencoded", "a=1&password=hunter2&csrf=x", []string{"a=1"}, []string{"hunter2", "csrf=x"}},
+		// An image in a body that is not a JSON object: a JSON string, a
+		// text body, a BOM before the object, a form's encoded base64.
+		{"JSONString", "application/json", `"` + image + `"`, []string{"[redacted base64, "}, []string{"iVBOR"}},
+		{"PlainText", "text/plain", "see " + image + " here", []string{"see ", " here", "[redacted base64, "}, []string{"iVBOR"}},
+		{"BOM", "application/json", "\xef\xbb\xbf" + `{"kind":"selfie","image":"data:image/png;base64,` + image + `"}`,
+			[]string{`"kind":"selfie"`}, []string{"iVBOR"}},
+		{"FormEncoded", "application/x-www-form-urlencoded", "kind=selfie&photo=" + url.QueryEscape(image) + "&doc=" + url.QueryEscape("data:image/png;base64,"+tinyPNG),
+			[]string{"kind=selfie"}, []string{"iVBOR"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := requestlog.Redact(c.contentType, []byte(c.body))
