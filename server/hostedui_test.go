@@ -483,6 +483,22 @@ func TestSDKFormFlow(t *testing.T) {
 	if h := in.historyTypes("walk1"); !slices.Equal(h, want) {
 		t.Errorf("history %v, want %v", h, want)
 	}
+	// Each says what it was (the document's Hosted UI tag): personal info,
+	// then the two uploads.
+	var hist struct {
+		Items []struct {
+			EventType string
+			Details   map[string]any
+		}
+	}
+	in.expect(200, "GET", "/v1/applicants/walk1/review-history?eventType=applicant.updated", nil).json(t, &hist)
+	var actions []any
+	for _, it := range hist.Items {
+		actions = append(actions, it.Details["action"])
+	}
+	if want := []any{"documents.uploaded", "documents.uploaded", "personal_info.changed"}; !slices.Equal(actions, want) {
+		t.Errorf("applicant.updated actions %v, want %v", actions, want)
+	}
 	// consent.given is internal: the seed's partner-visible list is closed
 	// (SPEC §3.3); the partner has consentGivenAtUtc, the console the entry.
 	if _, f := errField(t, in.expect(400, "GET", "/v1/applicants/walk1/review-history?eventType=consent.given", nil)); f != "eventType" {

@@ -97,7 +97,7 @@ func (s *Store) SDKPersonalInfo(token string, in map[string]json.RawMessage) (SD
 			return err
 		}
 		if err := t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSDK,
-			Details: map[string]any{"fields": changed}}); err != nil {
+			Details: map[string]any{"action": "personal_info.changed", "fields": changed}}); err != nil {
 			return err
 		}
 		return t.event(x.Env, a, "applicantPersonalInfoChanged", map[string]any{"fields": changed})
