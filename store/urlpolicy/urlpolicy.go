@@ -57,6 +57,10 @@ func (p Policy) Check(ctx context.Context, field, raw string) error {
 	if len(raw) > MaxLength {
 		return invalid(field, "%s must be at most %d characters", field, MaxLength)
 	}
+	if strings.IndexFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		// It would go raw into the request line, which no receiver reads.
+		return invalid(field, "%s must not contain spaces or control characters (percent-encode them)", field)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || !u.IsAbs() {
 		return invalid(field, "%s must be an absolute https URL", field)

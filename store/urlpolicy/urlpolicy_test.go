@@ -32,6 +32,8 @@ func TestCheck(t *testing.T) {
 		{"Relative", urlpolicy.Policy{}, "/hook", "absolute https URL"},
 		{"Scheme", urlpolicy.Policy{}, "ftp://93.184.215.14/", "must use https"},
 		{"Credentials", urlpolicy.Policy{}, "https://u:p@93.184.215.14/", "must not carry credentials"},
+		{"Space", urlpolicy.Policy{}, "https://93.184.215.14/?a=b c", "must not contain spaces"},
+		{"Tab", urlpolicy.Policy{}, "https://93.184.215.14/\thook", "must not contain spaces"},
 		{"PortTooLarge", urlpolicy.Policy{}, "https://93.184.215.14:99999/", "a port is 1 to 65535"},
 		{"PortZero", urlpolicy.Policy{}, "https://93.184.215.14:0/", "a port is 1 to 65535"},
 		{"PortLast", urlpolicy.Policy{}, "https://93.184.215.14:65535/", ""},
