@@ -1349,10 +1349,12 @@ func TestSDKCompanyCountryInFlight(t *testing.T) {
 	}
 }
 
-// TestSDKSubmitNeedsRequiredFields: the hosted UI marks a person's names
-// and date of birth required (where the level collects them); its submit
-// holds to that, as it does for a company's required fields: 409
-// missing_step_data naming the field, until the applicant fills it in.
+// TestSDKSubmitNeedsRequiredFields: the page marks a person's names and
+// date of birth required (where the level collects them) and its submit
+// holds to that, as it holds to consent: 409 missing_step_data naming the
+// field, the page saying what is missing. The page API, for a partner's
+// own interface, and the partner API leave them out: the level requires
+// no personal field (seed 2.5).
 func TestSDKSubmitNeedsRequiredFields(t *testing.T) {
 	t.Parallel()
 	in := start(t)
@@ -1360,16 +1362,19 @@ func TestSDKSubmitNeedsRequiredFields(t *testing.T) {
 	token := in.sdkSession("u6", nil)
 	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 61)}), 201, "front")
 	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 62)}), 201, "selfie")
-	r := in.sdkAPI("POST", "/api/v1/sdk/submit", token, "")
-	wantStatusCode(t, r, 409, "submit without names")
-	if code, field := errField(t, r); code != "missing_step_data" || field != "firstName" {
-		t.Errorf("error %s/%s, want missing_step_data naming firstName", code, field)
-	}
-	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/submit", url.Values{}), 409, "the form")
+	r := in.sdkForm("/sdk/"+token+"/submit", url.Values{})
+	wantStatusCode(t, r, 409, "the page's submit without names")
+	wantHTML(t, r, `role="alert"`)
 	wantStatus(t, in.status("u6"), "submitted", nil, nil, 0)
-	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"firstName":"Ada","lastName":"Lovelace","dateOfBirth":"1990-04-01"}`), 200, "names")
-	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
-	// The partner API sets its own rules: a direct verification needs no names.
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"firstName": {"Ada"}, "lastName": {"Lovelace"}, "dateOfBirth": {"1990-04-01"}}), 303, "names")
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/submit", url.Values{}), 303, "the page's submit")
+	wantStatus(t, in.status("u6"), "in_review", nil, nil, 1)
+
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "u8", "lastName": "Doe"})
+	token = in.sdkNewSession("u8", nil)
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 64)}), 201, "front")
+	wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 65)}), 201, "selfie")
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "the page API's submit")
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "u7"})
 	wantStatus(t, in.expect(200, "POST", "/v1/applicants/u7/verify", verifyBody(t, 63)).m(t), "completed", "GREEN", nil, 1)
 }

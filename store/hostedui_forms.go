@@ -335,19 +335,6 @@ func (s *Store) SDKSubmit(token string) (SDKState, error) {
 			}
 		}
 		defer func() { t.retag = nil }()
-		if err := a.checkSubmittable(l); err != nil {
-			return err
-		}
-		if a.Type == TypeIndividual {
-			// What the page marks required (a company's required fields
-			// are the level's, checked for every submission).
-			for _, f := range sdkRequired(l) {
-				if a.Fields[f] == "" {
-					return &Error{Code: ECONFLICT, Reason: "missing_step_data", Field: f,
-						Message: "the hosted UI asks for " + f + " before submission"}
-				}
-			}
-		}
 		return t.submit(x.Env, a, l, false)
 	})
 }

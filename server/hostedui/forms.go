@@ -302,12 +302,37 @@ func (ui *UI) PostSubmit(w http.ResponseWriter, r *http.Request, ps httprouter.P
 	if !ui.consentGiven(w, r, token) {
 		return
 	}
+	if err := ui.requiredFilled(token); err != nil {
+		ui.formError(w, r, token, "review", err, nil)
+		return
+	}
 	st, err := ui.store.SDKSubmit(token)
 	if err != nil {
 		ui.formError(w, r, token, "review", err, nil)
 		return
 	}
 	ui.done(w, r, token, st, "review")
+}
+
+// requiredFilled holds the page's submit to the fields the page marks
+// required (a person's names and date of birth where the level collects
+// them), as it holds it to consent. The page API leaves both to the
+// partner's own interface: the level itself requires no personal field
+// (seed 2.5: an individual level enables fields; only a company level
+// requires some, checked for every submission). Returns ECONFLICT
+// missing_step_data naming the first field left empty.
+func (ui *UI) requiredFilled(token string) error {
+	st, err := ui.store.SDKView(token)
+	if err != nil {
+		return err
+	}
+	for _, f := range st.Fields {
+		if f.Required && f.Value == nil {
+			return &store.Error{Code: store.ECONFLICT, Reason: "missing_step_data", Field: f.Name,
+				Message: "the page asks for " + f.Name + " before submission"}
+		}
+	}
+	return nil
 }
 
 // asset serves the embedded stylesheet and script. With ?v= of the
