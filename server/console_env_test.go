@@ -70,11 +70,10 @@ func TestConsoleStaleFormKeepsItsEnvironment(t *testing.T) {
 			t.Errorf("stale %s form: Content-Type %q, want the console's page", s.what, ct)
 		}
 	}
-	// A form that names no environment (a page older than the field) is
-	// refused too: nothing says what it was shown for.
+	// A form that names no environment of the session is refused too.
 	b.page("/console/applicants/s2")
-	r := b.submit("/console/applicants/s2/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownEnv": {""}})
-	expectStatus(t, "decision without an environment", r, http.StatusConflict)
+	r := b.submit("/console/applicants/s2/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownEnv": {"staging"}})
+	expectStatus(t, "decision for no environment", r, http.StatusConflict)
 
 	// Nothing changed in either environment.
 	for _, h := range [][]string{nil, {"X-Api-Key", pk, "X-Api-Secret", ps}} {
@@ -106,5 +105,13 @@ func TestConsoleStaleFormKeepsItsEnvironment(t *testing.T) {
 	b.shown("webhook in the environment shown", b.submit("/console/settings/webhook", url.Values{"url": {rc.URL}, "subscribedEventTypes": {"wallet.created"}}))
 	if v, err := in.Store.WebhookConfig(store.Sandbox); err != nil || v.URL == nil || *v.URL != rc.URL {
 		t.Fatalf("sandbox webhook: %+v %v", v, err)
+	}
+	// A script that posts without shownEnv (one written before the field,
+	// copying only csrf) acts on the session's environment, as before: the
+	// check is for the pages, whose forms always say it.
+	b.page("/console/settings")
+	b.shown("webhook from a script", b.submit("/console/settings/webhook", url.Values{"url": {rc.URL + "?script"}, "subscribedEventTypes": {"wallet.created"}, "shownEnv": {""}}))
+	if v, err := in.Store.WebhookConfig(store.Sandbox); err != nil || v.URL == nil || *v.URL != rc.URL+"?script" {
+		t.Fatalf("sandbox webhook from a script: %+v %v", v, err)
 	}
 }

@@ -95,10 +95,12 @@ type Handler func(w http.ResponseWriter, r *Request) error
 
 // Page wraps h with the console's headers and a live session: without one a
 // GET goes to the login page and a POST is 403; a POST also needs the
-// session's CSRF token (403 otherwise) and, in its "shownEnv" field, the
-// environment its page was shown in, which must still be the session's:
-// a form of a page shown before another tab switched the environment
-// would act on the other environment's data (409 otherwise).
+// session's CSRF token (403 otherwise); its "shownEnv" field, the
+// environment its page was shown in, must still be the session's: a form
+// of a page shown before another tab switched the environment would act
+// on the other environment's data (409 otherwise). A POST without the
+// field (a script that copies only csrf) acts on the session's
+// environment, as before the field.
 func (c *Console) Page(h Handler) httprouter.Handle {
 	return c.page(h, true)
 }
@@ -175,7 +177,7 @@ func (c *Console) authorize(r *Request, checkEnv bool) error {
 		if !r.sess.CheckCSRF(r.PostForm.Get("csrf")) {
 			return errCSRF()
 		}
-		if shown := store.Env(r.PostForm.Get("shownEnv")); checkEnv && shown != r.env {
+		if shown := store.Env(r.PostForm.Get("shownEnv")); checkEnv && shown != "" && shown != r.env {
 			return errShownEnv(shown, r.env)
 		}
 	}
@@ -206,7 +208,7 @@ func errCSRF() error {
 // a page from before forms said it).
 func errShownEnv(shown, env store.Env) error {
 	if !shown.Valid() {
-		return store.Conflict("environment_switched", "the form does not say which environment its page showed, so nothing was changed; reload the page to act in %s", env)
+		return store.Conflict("environment_switched", "the form names no environment of the console (%q), so nothing was changed; reload the page to act in %s", shown, env)
 	}
 	return store.Conflict("environment_switched", "the console switched to %s since this page showed %s, so nothing was changed; reload the page to act in %s", env, shown, env)
 }
