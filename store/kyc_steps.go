@@ -273,11 +273,6 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 	if a.Review.finalRed() || a.ClosedFinal {
 		return Conflict("review_final", "applicant %q was rejected with FINAL; reset it first", a.ExternalID)
 	}
-	if a.Review.ReviewStatus == ReviewCompleted && a.Review.ReviewAnswer == Green {
-		// Terminal (SPEC §3.5): a review now would hold a step under
-		// review beside a verdict it cannot change.
-		return Conflict("review_completed", "applicant %q was approved (GREEN); reset it to review new data", a.ExternalID)
-	}
 	something := false
 	for i := range a.Steps {
 		st := &a.Steps[i]
@@ -305,6 +300,11 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 	}
 	if !something {
 		return Conflict("nothing_to_review", "no step of applicant %q has data waiting for review (every step is reviewed already, or optional without data)", a.ExternalID)
+	}
+	if a.Review.ReviewStatus == ReviewCompleted && a.Review.ReviewAnswer == Green {
+		// Terminal (SPEC §3.5): new data of an optional step under review
+		// would sit beside a verdict it cannot change.
+		return Conflict("review_completed", "applicant %q was approved (GREEN); reset it to review new data", a.ExternalID)
 	}
 	return nil
 }
