@@ -800,7 +800,7 @@ func validHTTPURL(key, raw string) error {
 		return configError(key, "%q is not an absolute http(s) URL", raw)
 	}
 	if u.User != nil {
-		return configError(key, "%q must not carry credentials", raw)
+		return configError(key, "%q must not carry credentials", u.Redacted()) // the message goes to the log
 	}
 	if port := u.Port(); port != "" {
 		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {

@@ -276,6 +276,17 @@ func TestLoadConfig(t *testing.T) {
 	})
 }
 
+// TestValidateHidesURLPassword: a URL refused for carrying credentials is
+// named without its password (the message is printed and logged).
+func TestValidateHidesURLPassword(t *testing.T) {
+	t.Parallel()
+	_, _, err := loadConfig(configFlags{}, []string{"COMPLYBOX_KYC_CALLBACK_URL=https://user:s3cr3t-pw@partner.example.com/kyc"})
+	wantErr(t, err, "kyc.callback_url")
+	if strings.Contains(err.Error(), "s3cr3t-pw") {
+		t.Errorf("the error shows the password: %v", err)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
