@@ -1225,3 +1225,22 @@ func TestAsteriskTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIAnswersAreNotStored: API answers carry secrets (a webhook signing
+// secret, session URLs, applicant data), so no cache or browser may keep
+// them: every JSON answer, success or error, says Cache-Control: no-store.
+func TestAPIAnswersAreNotStored(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for _, r := range []*response{
+		in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": "https://hooks.example.com/x"}),
+		in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "nostore-1"}),
+		in.expect(200, "GET", "/v1/applicants/nostore-1", nil),
+		in.do("GET", "/webhooks/deliveries/nope", nil),
+		in.do("GET", "/webhooks/outbound", nil, "X-Api-Key", ""),
+	} {
+		if got := r.Header.Get("Cache-Control"); got != "no-store" {
+			t.Errorf("status %d %s: Cache-Control %q, want no-store", r.Status, r.Body, got)
+		}
+	}
+}

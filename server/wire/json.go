@@ -28,10 +28,13 @@ func JSON(w http.ResponseWriter, log *slog.Logger, status int, v any) {
 }
 
 // RawJSON writes JSON bytes already rendered (by the store) with status, as
-// JSON would.
+// JSON would. No cache may keep an answer (Cache-Control: no-store): API
+// answers carry signing secrets, session URLs and personal data.
 func RawJSON(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
 }
