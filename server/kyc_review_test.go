@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -658,10 +659,12 @@ func TestProductionChecksFollowPatches(t *testing.T) {
 	}
 }
 
-// TestReviewAfterGreenRefused: an approved applicant is terminal; data for
-// an optional step sent afterwards cannot start a review that would hold
-// a step under review beside a verdict it cannot change (409
-// review_completed; a reset starts over).
+// TestReviewAfterGreenRefused: an approved applicant is terminal (SPEC
+// §3.5): the partner's API, like the hosted UI, takes no new step data
+// afterwards — neither a replacement of an approved document, which would
+// leave GREEN over images nobody reviewed, nor data for an optional step
+// (409 review_completed, the documents unchanged); a review without new
+// data is nothing_to_review; a reset starts over.
 func TestReviewAfterGreenRefused(t *testing.T) {
 	t.Parallel()
 	in := start(t)
@@ -669,12 +672,36 @@ func TestReviewAfterGreenRefused(t *testing.T) {
 		"steps": []map[string]any{{"kind": "identity_doc", "optional": false}, {"kind": "selfie", "optional": false}, {"kind": "poa", "optional": true}}})
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "o2", "lastName": "Doe", "verificationLevelName": "opt-lvl"})
 	wantStatus(t, in.expect(200, "POST", "/v1/applicants/o2/verify", verifyBody(t, 95)).m(t), "completed", "GREEN", nil, 1)
-	in.expect(201, "POST", "/v1/applicants/o2/documents", map[string]any{"kind": "poa", "image": b64(pngImage(t, 300, 300, 96))})
-	if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/o2/review", nil)); code != "review_completed" {
-		t.Errorf("review after GREEN: %s, want review_completed", code)
+	docs := func() string {
+		t.Helper()
+		var a struct {
+			Documents []struct{ Kind, Side, Sha256 string }
+		}
+		in.expect(200, "GET", "/v1/applicants/o2", nil).json(t, &a)
+		return fmt.Sprint(a.Documents)
+	}
+	approved := docs()
+	for _, up := range []map[string]any{
+		{"kind": "poa", "image": b64(pngImage(t, 300, 300, 96))},
+		{"kind": "selfie", "image": b64(pngImage(t, 300, 300, 97))},
+		{"kind": "identity_doc", "side": "front", "docType": "ID_CARD", "country": "FRA", "image": b64(pngImage(t, 300, 300, 98))},
+	} {
+		if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/o2/documents", up)); code != "review_completed" {
+			t.Errorf("%s after GREEN: %s, want review_completed", up["kind"], code)
+		}
+	}
+	if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/o2/verify", verifyBody(t, 99))); code != "review_completed" {
+		t.Errorf("verify after GREEN: %s, want review_completed", code)
+	}
+	if got := docs(); got != approved {
+		t.Errorf("documents after GREEN changed:\n%s\nwant\n%s", got, approved)
+	}
+	if code, _ := errField(t, in.expect(409, "POST", "/v1/applicants/o2/review", nil)); code != "nothing_to_review" {
+		t.Errorf("review after GREEN: %s, want nothing_to_review", code)
 	}
 	wantStatus(t, in.status("o2"), "completed", "GREEN", nil, 1)
 	in.expect(200, "POST", "/v1/applicants/o2/reset", nil)
+	in.expect(201, "POST", "/v1/applicants/o2/documents", map[string]any{"kind": "poa", "image": b64(pngImage(t, 300, 300, 96))})
 	in.expect(200, "POST", "/v1/applicants/o2/review", nil)
 }
 

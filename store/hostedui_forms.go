@@ -75,7 +75,7 @@ func (s *Store) SDKPersonalInfo(token string, in map[string]json.RawMessage) (SD
 				changes = append(changes, change{field: f, value: v, set: set})
 			}
 		}
-		if err := a.sdkAcceptsData(); err != nil {
+		if err := a.acceptsStepData(); err != nil {
 			return err
 		}
 		if len(changes) == 0 {
@@ -251,7 +251,7 @@ func (s *Store) SDKAddDocuments(token string, in SDKUpload) (SDKState, error) {
 		return SDKState{}, err
 	}
 	return s.sdkCall(token, func(t *txn, x Session, a *diskApplicant, l Level) error {
-		if err := a.sdkAcceptsData(); err != nil {
+		if err := a.acceptsStepData(); err != nil {
 			return err
 		}
 		if in.Kind == StepLiveness {
@@ -307,7 +307,7 @@ func (s *Store) SDKAnswers(token string, answers map[string]json.RawMessage) (SD
 		if err := checkAnswers(l, answers); err != nil {
 			return err
 		}
-		if err := a.sdkAcceptsData(); err != nil {
+		if err := a.acceptsStepData(); err != nil {
 			return err
 		}
 		a.Answers = answers

@@ -170,7 +170,7 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 	v := SDKState{
 		Applicant: SDKApplicant{ID: a.ID, ExternalUserID: a.ExternalID, Type: a.Type, LevelName: a.Level, Status: a.Status},
 		Lang:      x.Lang, Theme: x.Theme, ReturnURL: NullString(x.ReturnURL), ExpiresAt: x.ExpiresAt,
-		ReviewStatus: a.Review.ReviewStatus, InReview: a.sdkWaiting(), AcceptsData: a.sdkAcceptsData() == nil,
+		ReviewStatus: a.Review.ReviewStatus, InReview: a.sdkWaiting(), AcceptsData: a.acceptsStepData() == nil,
 		Steps: []SDKStep{}, Fields: []SDKField{}, Questionnaire: []SDKQuestion{}, Documents: []SDKDocument{},
 		CompanyRequiredDocuments: append([]string{}, l.CompanyRequiredDocuments...), Missing: []string{}, Ubos: []SDKUbo{},
 		ConsentGivenAtUtc: a.ConsentAt,

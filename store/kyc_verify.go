@@ -113,14 +113,23 @@ func (a *diskApplicant) acceptsData() error {
 	return nil
 }
 
-// acceptsStepData is acceptsData for data of the applicant's own steps: a
-// company whose own steps were all reviewed (none to redo after a RETRY)
-// and that waits for its beneficial owners' verifications takes none, as
-// it would close over data nobody reviewed (SPEC §3.6). Rows can still be
-// added; a reset collects new data.
+// acceptsStepData is acceptsData for data of the applicant's own steps,
+// from the partner's API and from the hosted session alike. A GREEN
+// verdict is terminal too (SPEC §3.5): the data it approved is not
+// replaced afterwards, which would leave GREEN over data nobody reviewed;
+// the partner resets the applicant (or moves it to another level) to
+// collect new data. Likewise a company whose own steps were all reviewed
+// (none to redo after a RETRY) and that waits for its beneficial owners'
+// verifications takes none, as it would close over data nobody reviewed
+// (SPEC §3.6). A company's beneficial-owner rows are not step data: one
+// added after the verdict reopens the company (§3.6), so adding rows
+// checks acceptsData only.
 func (a *diskApplicant) acceptsStepData() error {
 	if err := a.acceptsData(); err != nil {
 		return err
+	}
+	if a.Review.ReviewStatus == ReviewCompleted && a.Review.ReviewAnswer == Green {
+		return Conflict("review_completed", "applicant %q was approved (GREEN); reset it to collect new data", a.ExternalID)
 	}
 	if a.Type == TypeCompany && len(a.Ubos) > 0 && !a.InReview && a.Review.ReviewStatus == ReviewInReview && a.ownStepsReviewed() {
 		return Conflict("review_in_progress", "company %q waits for its beneficial owners' verification; its own data was reviewed (reset it to collect new data)", a.ExternalID)
@@ -137,23 +146,6 @@ func (a *diskApplicant) ownStepsReviewed() bool {
 		}
 	}
 	return true
-}
-
-// sdkAcceptsData is acceptsStepData for the applicant's own hosted session: a
-// GREEN verdict is terminal too (SPEC §3.5), so the data it approved is not
-// replaced from the session afterwards, leaving GREEN over data nobody
-// reviewed; the partner resets the applicant (or moves it to another level)
-// to collect new data. A company's beneficial-owner rows are not step data:
-// one added after the verdict reopens the company (§3.6), so SDKAddUbo
-// keeps acceptsData.
-func (a *diskApplicant) sdkAcceptsData() error {
-	if err := a.acceptsStepData(); err != nil {
-		return err
-	}
-	if a.Review.ReviewStatus == ReviewCompleted && a.Review.ReviewAnswer == Green {
-		return Conflict("review_completed", "applicant %q was approved (GREEN); reset it to collect new data", a.ExternalID)
-	}
-	return nil
 }
 
 // errLevelChanged reports that the applicant's level changed between an
