@@ -396,6 +396,59 @@ func TestEraseApplicant(t *testing.T) {
 	}
 }
 
+// TestInactiveApplicantKeepsItsData: data calls on a deactivated or
+// blocklisted applicant are 409 applicant_inactive (OpenAPI, Verification),
+// PATCHes and company rows as much as uploads: nothing is stored, no
+// history entry or callback is made; once active again they go through.
+func TestInactiveApplicantKeepsItsData(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.kycReceiver()
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "ina1", "firstName": "Ann", "lastName": "Doe"})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "inc1", "type": "company",
+		"companyInfo": map[string]any{"companyName": "Acme", "country": "DEU"}})
+	in.expect(200, "POST", "/v1/applicants/ina1/deactivate", nil)
+	in.expect(200, "POST", "/v1/applicants/inc1/blocklist", nil)
+	callbacks := func() int {
+		t.Helper()
+		return len(in.expect(200, "GET", "/webhooks/deliveries?destination=kyc&limit=200", nil).m(t)["items"].([]any))
+	}
+	before, sent := len(in.historyTypes("ina1"))+len(in.historyTypes("inc1")), callbacks()
+	for _, c := range []struct{ method, path string }{
+		{"PATCH", "/v1/applicants/ina1"},
+		{"PATCH", "/v1/applicants/inc1/company-info"},
+		{"PATCH", "/v1/applicants/inc1/company-structure"},
+		{"POST", "/v1/applicants/inc1/ubos"},
+	} {
+		body := map[string]any{"firstName": "Zed"}
+		switch {
+		case strings.HasSuffix(c.path, "company-info"):
+			body = map[string]any{"companyName": "Other"}
+		case strings.HasSuffix(c.path, "company-structure"):
+			body = map[string]any{"hasNoUbos": true}
+		case strings.HasSuffix(c.path, "ubos"):
+			body = map[string]any{"fullName": "Eve Roe", "roles": []string{"ubo"}, "ownershipPercent": 30}
+		}
+		if code, _ := errField(t, in.expect(409, c.method, c.path, body)); code != "applicant_inactive" {
+			t.Errorf("%s %s: %s, want applicant_inactive", c.method, c.path, code)
+		}
+	}
+	if a := in.expect(200, "GET", "/v1/applicants/ina1", nil).m(t); a["info"].(map[string]any)["firstName"] != "Ann" {
+		t.Errorf("firstName %v after a refused PATCH", a["info"])
+	}
+	if n := len(in.expect(200, "GET", "/v1/applicants/inc1/ubos", nil).m(t)["items"].([]any)); n != 0 {
+		t.Errorf("%d rows after a refused POST", n)
+	}
+	if after := len(in.historyTypes("ina1")) + len(in.historyTypes("inc1")); after != before {
+		t.Errorf("history grew from %d to %d entries", before, after)
+	}
+	if n := callbacks(); n != sent {
+		t.Errorf("%d callbacks made, want %d", n, sent)
+	}
+	in.expect(200, "POST", "/v1/applicants/ina1/activate", nil)
+	in.expect(200, "PATCH", "/v1/applicants/ina1", map[string]any{"firstName": "Zed"})
+}
+
 func TestListApplicants(t *testing.T) {
 	t.Parallel()
 	in := start(t)

@@ -278,8 +278,8 @@ func (s *Store) PatchCompanyStructure(env Env, extID string, in StructureInput) 
 		if err != nil {
 			return err
 		}
-		if a.erased() {
-			return Conflict("applicant_erased", "applicant %q was erased", extID)
+		if err := a.acceptsEdits(); err != nil {
+			return err
 		}
 		f := structureFlags{}
 		if a.Structure != nil {
@@ -399,7 +399,7 @@ func (s *Store) SpawnKYC(env Env, credKey, extID, index string, in LinkInput) (C
 		if err != nil {
 			return err
 		}
-		if err := p.acceptsLinks(); err != nil {
+		if err := p.acceptsEdits(); err != nil {
 			return err
 		}
 		if err := t.take(env, spawnLimitKey(credKey), "spawn-kyc", s.settings.SpawnRateLimitPerHour, time.Hour); err != nil {
@@ -436,8 +436,11 @@ func (s *Store) SpawnKYC(env Env, credKey, extID, index string, in LinkInput) (C
 	return out, err
 }
 
-// acceptsLinks returns ECONFLICT for a company that can take no new links.
-func (a *diskApplicant) acceptsLinks() error {
+// acceptsEdits returns ECONFLICT for an applicant whose data cannot change:
+// erased, deactivated or blocklisted (data calls on an inactive applicant
+// are 409, as its uploads are). Status actions, a reset and a level change
+// are not data calls and stay open.
+func (a *diskApplicant) acceptsEdits() error {
 	if a.erased() {
 		return Conflict("applicant_erased", "applicant %q was erased", a.ExternalID)
 	}
@@ -566,7 +569,7 @@ func (s *Store) RegenerateLink(env Env, extID, index string, in LinkInput) (Chil
 		if !r.spawned() {
 			return Conflict("not_spawned", "row %d has no child applicant yet; call spawn-kyc first", i)
 		}
-		if err := p.acceptsLinks(); err != nil {
+		if err := p.acceptsEdits(); err != nil {
 			return err
 		}
 		if err := t.take(env, regenerateLimitKey(p.ID, i), "regenerate-link", s.settings.RegenerateLinkPerChildCapPer24h, 24*time.Hour); err != nil {

@@ -418,8 +418,8 @@ func (s *Store) AddUbo(env Env, extID string, in UboInput, source string) (UboAd
 		if err != nil {
 			return err
 		}
-		if a.erased() {
-			return Conflict("applicant_erased", "applicant %q was erased", extID)
+		if err := a.acceptsEdits(); err != nil {
+			return err
 		}
 		i, err := a.appendUbo(in, "", source, t.now)
 		if err != nil {
@@ -500,8 +500,8 @@ func (s *Store) PatchUbo(env Env, extID, index string, in UboInput) (UboPatched,
 		if err != nil {
 			return err
 		}
-		if a.erased() {
-			return Conflict("applicant_erased", "applicant %q was erased", extID)
+		if err := a.acceptsEdits(); err != nil {
+			return err
 		}
 		before, err := json.Marshal(r)
 		if err != nil {

@@ -540,8 +540,8 @@ func (s *Store) PatchApplicant(env Env, extID string, in ApplicantInput) (Applic
 }
 
 func (t *txn) patchFields(env Env, a *diskApplicant, in ApplicantInput) error {
-	if a.erased() {
-		return Conflict("applicant_erased", "applicant %q was erased", a.ExternalID)
+	if err := a.acceptsEdits(); err != nil {
+		return err
 	}
 	lvl, err := t.applicantLevel(env, a)
 	if err != nil {
