@@ -200,7 +200,8 @@ func drainDeliveries(ctx context.Context, st *store.Store, workers int) (int, er
 				return st.RunJob(j)
 			}
 			status := 200
-			return st.RecordAttempt(j, store.AttemptResult{RequestURL: seedHook, StatusCode: status, At: now, Success: true, Duration: time.Millisecond})
+			_, err := st.RecordAttempt(j, store.AttemptResult{RequestURL: seedHook, StatusCode: status, At: now, Success: true, Duration: time.Millisecond})
+			return err
 		})
 		if err != nil {
 			return total, err

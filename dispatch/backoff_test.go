@@ -48,8 +48,8 @@ type errnoErr struct{ errno syscall.Errno }
 func (e *errnoErr) Error() string { return "commit: " + e.errno.Error() }
 func (e *errnoErr) Unwrap() error { return e.errno }
 
-func (s *failingStore) RecordAttempt(store.Job, store.AttemptResult) error {
-	return errors.New("unused")
+func (s *failingStore) RecordAttempt(store.Job, store.AttemptResult) (string, error) {
+	return "", errors.New("unused")
 }
 func (s *failingStore) OnWork(func())               {}
 func (s *failingStore) URLPolicy() urlpolicy.Policy { return urlpolicy.Policy{} }

@@ -53,11 +53,11 @@ func (s *staleStore) Due(now time.Time, limit int, skip func([]byte) bool) ([]st
 	return []store.Job{s.job}, time.Time{}, nil
 }
 
-func (s *staleStore) RecordAttempt(j store.Job, r store.AttemptResult) error {
+func (s *staleStore) RecordAttempt(j store.Job, r store.AttemptResult) (string, error) {
 	s.mu.Lock()
 	s.scheduled = false
 	s.mu.Unlock()
-	return nil
+	return store.DeliveryDelivered, nil
 }
 
 // loopbackStore is the rest of a test store whose only jobs are deliveries

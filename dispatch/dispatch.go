@@ -20,7 +20,8 @@ import (
 // Store is what the dispatcher needs of the store.
 type Store interface {
 	Due(now time.Time, limit int, skip func(claim []byte) bool) ([]store.Job, time.Time, error)
-	RecordAttempt(j store.Job, r store.AttemptResult) error
+	// RecordAttempt returns the status it left the delivery in.
+	RecordAttempt(j store.Job, r store.AttemptResult) (string, error)
 	RunJob(j store.Job) error
 	OnWork(fn func())
 	URLPolicy() urlpolicy.Policy
@@ -144,18 +145,23 @@ type Dispatcher struct {
 	idle      *sync.Cond // signalled, on mu, when a job of some environment ends
 	moves     sync.Mutex // serialises Advance
 
-	observe atomic.Pointer[func(store.Job, store.AttemptResult)] // OnAttempt's fn
+	observe atomic.Pointer[func(store.Job, store.AttemptResult, string)] // OnAttempt's fn
 }
 
 // OnAttempt makes fn be told of every delivery attempt once it is recorded:
-// the job (its Delivery says the destination) and the result, whose RetryAt
-// is zero when a failed attempt left the delivery dead. fn must be quick.
-// A later call replaces fn.
-func (d *Dispatcher) OnAttempt(fn func(store.Job, store.AttemptResult)) { d.observe.Store(&fn) }
+// the job (its Delivery says the destination), the result and the status
+// the record left the delivery in (store.DeliveryDelivered, DeliveryFailed,
+// DeliveryDead, or DeliveryPending when a manual retry re-queued it during
+// the attempt, whatever the result's RetryAt said). fn must be quick. A
+// later call replaces fn.
+func (d *Dispatcher) OnAttempt(fn func(store.Job, store.AttemptResult, string)) {
+	d.observe.Store(&fn)
+}
 
-func (d *Dispatcher) recorded(j store.Job, r store.AttemptResult) {
+// recorded tells OnAttempt's fn of a recorded attempt.
+func (d *Dispatcher) recorded(j store.Job, r store.AttemptResult, status string) {
 	if f := d.observe.Load(); f != nil {
-		(*f)(j, r)
+		(*f)(j, r, status)
 	}
 }
 
@@ -585,13 +591,14 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 		d.start(next, nl)
 	}
 	free()
-	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
+	status, err := d.st.RecordAttempt(j, res.AttemptResult)
+	if err != nil {
 		failed = true
 		d.log.Error("dispatch: recording attempt; kept for a retry", "delivery", j.ID, "err", err, "failures", l.failures+1)
 		return
 	}
 	done = res.Success
-	d.recorded(j, res.AttemptResult)
+	d.recorded(j, res.AttemptResult, status)
 }
 
 // chain claims the first attempt queued right after j's in its entity,
@@ -710,9 +717,10 @@ func (d *Dispatcher) runNow(j store.Job) error {
 	if !res.Success {
 		res.RetryAt = d.retryAt(j.Delivery.RoundAttempt, res)
 	}
-	if err := d.st.RecordAttempt(j, res.AttemptResult); err != nil {
+	status, err := d.st.RecordAttempt(j, res.AttemptResult)
+	if err != nil {
 		return err
 	}
-	d.recorded(j, res.AttemptResult)
+	d.recorded(j, res.AttemptResult, status)
 	return nil
 }

@@ -50,7 +50,7 @@ func (s *backlogStore) Due(now time.Time, limit int, skip func([]byte) bool) ([]
 	return out, time.Time{}, nil
 }
 
-func (s *backlogStore) RecordAttempt(j store.Job, r store.AttemptResult) error {
+func (s *backlogStore) RecordAttempt(j store.Job, r store.AttemptResult) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	scheduled := make(map[string]store.Job, len(s.scheduled))
@@ -64,7 +64,7 @@ func (s *backlogStore) RecordAttempt(j store.Job, r store.AttemptResult) error {
 	if len(s.scheduled) == 0 {
 		close(s.done)
 	}
-	return nil
+	return store.DeliveryDelivered, nil
 }
 
 // TestBacklogReadOncePerBatch: with more due deliveries than concurrency
@@ -170,7 +170,7 @@ type gatedStore struct {
 
 func (s *gatedStore) OnWork(fn func()) { s.wake = fn }
 
-func (s *gatedStore) RecordAttempt(j store.Job, r store.AttemptResult) error {
+func (s *gatedStore) RecordAttempt(j store.Job, r store.AttemptResult) (string, error) {
 	s.recorded <- j.ID
 	<-s.gate
 	return s.backlogStore.RecordAttempt(j, r)

@@ -35,7 +35,7 @@ type metrics struct {
 // attemptObserver is the dispatcher's hook for recorded delivery attempts
 // (dispatch.Dispatcher.OnAttempt).
 type attemptObserver interface {
-	OnAttempt(fn func(store.Job, store.AttemptResult))
+	OnAttempt(fn func(store.Job, store.AttemptResult, string))
 }
 
 func newMetrics(st *store.Store, disp Dispatcher) *metrics {
@@ -57,7 +57,7 @@ func newMetrics(st *store.Store, disp Dispatcher) *metrics {
 	}, []string{"env", "destination", "outcome"})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "complybox_webhook_deliveries_total",
-		Help: "What each recorded attempt made of its delivery, by environment, destination and outcome (delivered, retrying: a next attempt is scheduled, dead).",
+		Help: "What each recorded attempt left its delivery in, by environment, destination and outcome (delivered, retrying: a next attempt is due, dead).",
 	}, []string{"env", "destination", "outcome"})
 	m.attemptDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "complybox_webhook_attempt_duration_seconds",
@@ -92,20 +92,27 @@ func newMetrics(st *store.Store, disp Dispatcher) *metrics {
 	return m
 }
 
-// attempt counts one recorded delivery attempt.
-func (m *metrics) attempt(j store.Job, r store.AttemptResult) {
+// attempt counts one recorded delivery attempt, which left its delivery
+// in status: its effect is what the record committed, not what the
+// dispatcher asked for (a manual retry during the round's last attempt
+// leaves the delivery pending, retrying).
+func (m *metrics) attempt(j store.Job, r store.AttemptResult, status string) {
 	dest := ""
 	if j.Delivery != nil {
 		dest = j.Delivery.Destination
 	}
-	outcome, effect := "error", "retrying"
+	outcome := "error"
 	switch {
 	case r.Success:
-		outcome, effect = "success", "delivered"
+		outcome = "success"
 	case r.StatusCode != 0:
 		outcome = "http_error"
 	}
-	if !r.Success && r.RetryAt.IsZero() {
+	effect := "retrying" // failed or pending: a next attempt is scheduled
+	switch status {
+	case store.DeliveryDelivered:
+		effect = "delivered"
+	case store.DeliveryDead:
 		effect = "dead"
 	}
 	m.attempts.WithLabelValues(string(j.Env), dest, outcome).Inc()

@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"net/http"
 	"testing"
+	"time"
 )
 
 // TestMetricsOutbox: after real deliveries — one that dies through its
@@ -51,5 +53,53 @@ func TestMetricsOutbox(t *testing.T) {
 	// Every commit writes its meta page at least.
 	if pages := m[`complybox_store_commit_pages_sum`]; m[`complybox_store_commit_pages_count`] != n || pages < n {
 		t.Errorf("commit pages: %v commits, %v pages, want %v commits of a page or more", m[`complybox_store_commit_pages_count`], pages, n)
+	}
+}
+
+// TestMetricsRetriedDuringLastAttempt: a manual retry that re-queues a
+// delivery while its round's last attempt is in flight leaves it pending
+// for a fresh round, so that attempt counts as retrying, not dead: the
+// deliveries counter follows what the attempt's record committed.
+func TestMetricsRetriedDuringLastAttempt(t *testing.T) {
+	t.Parallel()
+	in := start(t, func(o *options) {
+		o.dispatch.MaxAttempts = 2
+		o.dispatch.AttemptTimeout = 30 * time.Second
+	})
+	release := make(chan struct{})
+	rc := handlerReceiver(t, in.Clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		switch n {
+		case 1:
+			w.WriteHeader(500)
+		case 2:
+			<-release // the round's last attempt hangs until the retry is in
+			w.WriteHeader(500)
+		default:
+			w.WriteHeader(200)
+		}
+	})
+	in.configureWebhook(rc)
+	id := in.testEvent()
+	rc.next(t)
+	in.waitDelivery(id, "failed", 1)
+	in.advance(10 * time.Second)
+	rc.next(t) // attempt 2, the last of the round, hangs
+	in.expect(200, "POST", "/webhooks/deliveries/"+id+"/retry", nil)
+	close(release)
+	rc.next(t) // attempt 3, of the fresh round
+	in.waitDelivery(id, "delivered", 3)
+	in.moveClock(map[string]any{"advanceBy": "0s"}) // waits for the attempt in flight to be recorded
+
+	m := in.scrape()
+	for series, want := range map[string]float64{
+		`complybox_webhook_attempts_total{destination="custody",env="sandbox",outcome="http_error"}`:  2,
+		`complybox_webhook_attempts_total{destination="custody",env="sandbox",outcome="success"}`:     1,
+		`complybox_webhook_deliveries_total{destination="custody",env="sandbox",outcome="retrying"}`:  2,
+		`complybox_webhook_deliveries_total{destination="custody",env="sandbox",outcome="dead"}`:      0,
+		`complybox_webhook_deliveries_total{destination="custody",env="sandbox",outcome="delivered"}`: 1,
+	} {
+		if got := m[series]; got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
 	}
 }

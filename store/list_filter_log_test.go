@@ -70,7 +70,7 @@ func TestWriteBehindListsMatchRecords(t *testing.T) {
 			case 2:
 				r = store.AttemptResult{RequestURL: "http://127.0.0.1:9/hook", StatusCode: 500, Error: "HTTP 500", At: clock.Now()}
 			}
-			if err := s.RecordAttempt(j, r); err != nil {
+			if _, err := s.RecordAttempt(j, r); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -452,7 +452,7 @@ func newDeliveryFixture(t *testing.T, settle func(*store.Store)) *deliveryFixtur
 			default:
 				continue
 			}
-			if err := s.RecordAttempt(j, r); err != nil {
+			if _, err := s.RecordAttempt(j, r); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -550,7 +550,11 @@ func TestRetryDeliveriesInBatches(t *testing.T) {
 		t.Fatalf("%d due, %v", len(jobs), err)
 	}
 	parallel(t, len(jobs), func(i int) error {
-		return s.RecordAttempt(jobs[i], store.AttemptResult{StatusCode: 500, Error: "HTTP 500", At: clock.Now()})
+		status, err := s.RecordAttempt(jobs[i], store.AttemptResult{StatusCode: 500, Error: "HTTP 500", At: clock.Now()})
+		if err == nil && status != store.DeliveryDead {
+			return fmt.Errorf("recorded %s, want dead", status)
+		}
+		return err
 	})
 	got, err := s.RetryDeliveries(env, store.DeliveryFilter{Status: store.DeliveryDead})
 	if err != nil || got != n {

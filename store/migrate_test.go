@@ -65,7 +65,7 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 	}
 	for _, j := range jobs {
 		if j.Kind == store.JobDelivery {
-			if err := s.RecordAttempt(j, store.AttemptResult{StatusCode: 500, Error: "HTTP 500", At: clock.Now()}); err != nil {
+			if _, err := s.RecordAttempt(j, store.AttemptResult{StatusCode: 500, Error: "HTTP 500", At: clock.Now()}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -341,7 +341,7 @@ func TestUpgradeMovesIndexesToBitmaps(t *testing.T) {
 			if i%3 == 0 {
 				r = store.AttemptResult{StatusCode: 500, Error: "HTTP 500", At: clock.Now()}
 			}
-			if err := s.RecordAttempt(j, r); err != nil {
+			if _, err := s.RecordAttempt(j, r); err != nil {
 				t.Fatal(err)
 			}
 		}

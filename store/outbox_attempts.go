@@ -80,10 +80,12 @@ type AttemptResult struct {
 }
 
 // RecordAttempt records an attempt of the delivery claimed at j and moves the
-// delivery to delivered, failed (rescheduled at RetryAt) or dead. Returns
-// ENOTFOUND for an unknown delivery.
-func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
-	return s.updateIn(j.Env, func(t *txn) error {
+// delivery to delivered, failed (rescheduled at RetryAt) or dead, or leaves
+// it pending when a manual retry re-queued it during the attempt. It returns
+// the status it committed. Returns ENOTFOUND for an unknown delivery.
+func (s *Store) RecordAttempt(j Job, r AttemptResult) (string, error) {
+	var status string
+	err := s.updateIn(j.Env, func(t *txn) error {
 		d, err := t.getDelivery(j.Env, j.ID)
 		if err != nil {
 			return err
@@ -138,6 +140,11 @@ func (s *Store) RecordAttempt(j Job, r AttemptResult) error {
 			}
 			d.NextAttemptAt = At(r.RetryAt)
 		}
+		status = d.Status
 		return t.putDelivery(j.Env, d)
 	})
+	if err != nil {
+		return "", err
+	}
+	return status, nil
 }

@@ -50,7 +50,7 @@ func TestDeliveryStoredAsJSON(t *testing.T) {
 	if err != nil || len(jobs) != 1 || jobs[0].ID != id {
 		t.Fatalf("due: %+v %v", jobs, err)
 	}
-	if err := s.RecordAttempt(jobs[0], store.AttemptResult{RequestURL: "http://127.0.0.1:9/hook", StatusCode: 200,
+	if _, err := s.RecordAttempt(jobs[0], store.AttemptResult{RequestURL: "http://127.0.0.1:9/hook", StatusCode: 200,
 		At: clock.Now(), Success: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func TestOutboxDepth(t *testing.T) {
 		{StatusCode: 500, Error: "500", At: now, RetryAt: now.Add(10 * time.Second)},
 		{StatusCode: 500, Error: "500", At: now}, // no retry: dead
 	} {
-		if err := s.RecordAttempt(sandbox[i], r); err != nil {
+		if _, err := s.RecordAttempt(sandbox[i], r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -76,7 +76,7 @@ func TestEventStoredWithItsDelivery(t *testing.T) {
 		if j.Delivery == nil || string(j.Delivery.Payload) != want.Payload || want.Payload == "" {
 			t.Fatalf("job %s sends %+v, want the payload %q", j.ID, j.Delivery, want.Payload)
 		}
-		if err := s.RecordAttempt(j, store.AttemptResult{RequestURL: "http://127.0.0.1:9/hook", StatusCode: 200,
+		if _, err := s.RecordAttempt(j, store.AttemptResult{RequestURL: "http://127.0.0.1:9/hook", StatusCode: 200,
 			At: clock.Now(), Success: true}); err != nil {
 			t.Fatal(err)
 		}

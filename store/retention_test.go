@@ -105,7 +105,7 @@ func TestRetention(t *testing.T) {
 		default:
 			continue
 		}
-		if err := s.RecordAttempt(j, r); err != nil {
+		if _, err := s.RecordAttempt(j, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,7 +237,11 @@ func TestRetentionBatches(t *testing.T) {
 		t.Fatalf("%d due, %v", len(jobs), err)
 	}
 	parallel(t, n, func(i int) error {
-		return s.RecordAttempt(jobs[i], store.AttemptResult{StatusCode: 204, At: clock.Now(), Success: true})
+		status, err := s.RecordAttempt(jobs[i], store.AttemptResult{StatusCode: 204, At: clock.Now(), Success: true})
+		if err == nil && status != store.DeliveryDelivered {
+			return fmt.Errorf("recorded %s, want delivered", status)
+		}
+		return err
 	})
 	clock.Advance(time.Hour + time.Second)
 	jobs, _, err = s.Due(clock.Now(), 10, nil)

@@ -64,7 +64,7 @@ func TestDueCostIsDueWork(t *testing.T) {
 		if !ok {
 			r.Error, r.RetryAt = "503", clock.Now().Add(time.Hour)
 		}
-		if err := s.RecordAttempt(j, r); err != nil {
+		if _, err := s.RecordAttempt(j, r); err != nil {
 			t.Fatal(err)
 		}
 		delete(inflight, j.Claim())

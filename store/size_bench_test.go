@@ -73,7 +73,7 @@ func BenchmarkDeliveryBytes(b *testing.B) {
 							r = store.AttemptResult{RequestURL: "http://127.0.0.1:9/hook", StatusCode: 503, ResponseBody: &body,
 								Error: "HTTP 503", Duration: time.Millisecond, At: clock.Now(), RetryAt: clock.Now()}
 						}
-						if err := s.RecordAttempt(j, r); err != nil {
+						if _, err := s.RecordAttempt(j, r); err != nil {
 							b.Error(err)
 						}
 					}()
