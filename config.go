@@ -588,6 +588,10 @@ func (c *Config) Validate() error {
 	if c.Retention.Deliveries <= 0 {
 		return configError("retention.deliveries", "must be a positive duration such as \"720h\"")
 	}
+	if time.Duration(c.Retention.Deliveries) > store.MaxDeliveryRetention {
+		return configError("retention.deliveries", "%s is too long: at most %dh (10 years)",
+			time.Duration(c.Retention.Deliveries), store.MaxDeliveryRetention/time.Hour)
+	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		return configError("log.level", "%q is not debug, info, warn or error", c.Log.Level)
 	}

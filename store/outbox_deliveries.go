@@ -141,7 +141,7 @@ func (t *txn) putDelivery(env Env, d diskDelivery) error {
 		return err
 	}
 	if done := d.doneAt(); !done.IsZero() {
-		if err := t.retainBy(env, t.removableAt(expiryDelivery, uint64(done.UnixMilli()))); err != nil {
+		if err := t.retainBy(env, t.removableAt(expiryDelivery, keyMilli(done))); err != nil {
 			return err
 		}
 	}

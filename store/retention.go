@@ -52,6 +52,9 @@ const (
 	RetentionBatch = 500
 	// DefaultDeliveryRetention is [retention] deliveries by default.
 	DefaultDeliveryRetention = 720 * time.Hour
+	// MaxDeliveryRetention is the longest [retention] deliveries the
+	// config takes: 10 years.
+	MaxDeliveryRetention = 87600 * time.Hour
 	// sessionRetention is how long an expired session and its short link
 	// are kept after expiry, so a late click still gets the "expired" page.
 	sessionRetention = 24 * time.Hour
@@ -94,7 +97,7 @@ func (t *txn) expire(env Env, kind byte, at time.Time, key []byte) error {
 	if err := t.env(env, "expiry").Put(expiryKey(kind, at, key), nil); err != nil {
 		return err
 	}
-	return t.retainBy(env, t.removableAt(kind, uint64(at.UnixMilli())))
+	return t.retainBy(env, t.removableAt(kind, keyMilli(at)))
 }
 
 // unexpire removes the expiry entry of a record.
@@ -226,7 +229,7 @@ func (t *txn) retainEnv(env Env, max int) (int, error) {
 	var seqs []uint64
 	c := by.Cursor()
 	for k, v := c.Seek(fp); k != nil && bytes.HasPrefix(k, fp) && len(seqs) < max; k, v = c.Next() {
-		if len(k) != 3+8+8 || btoi(k[3:11]) >= uint64(cutoff.UnixMilli()) {
+		if len(k) != 3+8+8 || btoi(k[3:11]) >= keyMilli(cutoff) {
 			break
 		}
 		eachBit(k, v, func(seq uint64) bool {
@@ -261,7 +264,7 @@ func (t *txn) retainEnv(env Env, max int) (int, error) {
 		for k, _ := c.Seek([]byte{kind.kind}); k != nil && k[0] == kind.kind && n+len(keys) < max; k, _ = c.Next() {
 			// Strictly before the cutoff's millisecond: whatever is
 			// removed is older than the window by a whole millisecond.
-			if len(k) < 9 || btoi(k[1:9]) >= uint64(kind.cutoff.UnixMilli()) {
+			if len(k) < 9 || btoi(k[1:9]) >= keyMilli(kind.cutoff) {
 				break
 			}
 			keys = append(keys, bytes.Clone(k))

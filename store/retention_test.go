@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -261,5 +262,66 @@ func TestRetentionBatches(t *testing.T) {
 		if left := s.Count(env, b); left != 0 {
 			t.Errorf("%s: %d keys left", b, left)
 		}
+	}
+}
+
+// TestRetentionLongWindow: a window reaching before 1970 (876000h, 100
+// years) or past 2262 (the longest time.Duration) keeps every delivery and
+// event when another kind's record makes a retention batch run, and the
+// retention job is not due at once. Such a cutoff once wrapped to a huge
+// key bound, so every delivered and dead delivery looked old.
+func TestRetentionLongWindow(t *testing.T) {
+	for _, window := range []time.Duration{876000 * time.Hour, 500000 * time.Hour, time.Duration(math.MaxInt64)} {
+		t.Run(window.String(), func(t *testing.T) {
+			s, clock := mustOpen(t, "", store.Options{Settings: store.Settings{Retention: store.RetentionSettings{Deliveries: window}}})
+			env := store.Sandbox
+			// An event without a delivery (no webhook yet), then a
+			// delivered and a dead delivery.
+			if err := s.Enqueue(env, store.DestCustody, "balance.updated", "balance", "orphan", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"delivered", "dead"} {
+				if err := s.Enqueue(env, store.DestCustody, "balance.updated", "balance", id, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jobs, _, err := s.Due(clock.Now(), 100, nil)
+			if err != nil || len(jobs) != 2 {
+				t.Fatalf("due: %+v %v", jobs, err)
+			}
+			for i, j := range jobs {
+				r := store.AttemptResult{StatusCode: 500, Error: "HTTP 500", At: clock.Now()}
+				if i == 0 {
+					r = store.AttemptResult{StatusCode: 200, At: clock.Now(), Success: true}
+				}
+				if err := s.RecordAttempt(j, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if jobs, _, err := s.Due(clock.Now(), 100, nil); err != nil || len(jobs) != 0 {
+				t.Fatalf("due right after delivering: %+v %v", jobs, err)
+			}
+			// An idempotency record brings a retention batch 24 h later.
+			if _, err := s.CreateVault(env, store.VaultInput{Name: ptr("v")}, store.Idem{Key: "k1", BodyHash: "h"}); err != nil {
+				t.Fatal(err)
+			}
+			events := s.Events(env)
+			clock.Advance(25 * time.Hour)
+			if batches := runJobs(t, s, clock); batches != 1 {
+				t.Errorf("%d retention batches, want 1", batches)
+			}
+			if n := s.Count(env, "idempotency"); n != 0 {
+				t.Errorf("%d idempotency records past 24 h", n)
+			}
+			if n := s.Count(env, "deliveries"); n != 2 {
+				t.Errorf("%d deliveries left, want 2", n)
+			}
+			if n := s.Events(env); n != events || n != 3 {
+				t.Errorf("%d events left, want %d (3)", n, events)
+			}
+		})
 	}
 }

@@ -253,7 +253,7 @@ func (s *Store) setOffset(offset time.Duration) error {
 func (s *Store) nextDueIn(env Env, until time.Time, after []byte) (Job, bool, error) {
 	var j Job
 	var found bool
-	end := uint64(until.UnixNano())
+	end := keyNano(until)
 	err := s.viewIn(env, func(t *txn) error {
 		found = false
 		c := t.schedOf(env).Cursor()

@@ -73,7 +73,7 @@ func (t *txn) schedOf(env Env) *bolt.Bucket {
 // big-endian, so a cursor walks the schedule in due order and, for equal
 // times, in the order the work was scheduled.
 func scheduleKey(due time.Time, seq uint64) []byte {
-	return append(itob(uint64(due.UnixNano())), itob(seq)...)
+	return append(itob(keyNano(due)), itob(seq)...)
 }
 
 func scheduleDue(key []byte) time.Time { return time.Unix(0, int64(btoi(key[:8]))).UTC() }
@@ -246,10 +246,10 @@ func (s *Store) Due(now time.Time, limit int, skip func(claim []byte) bool) ([]J
 		}
 		var walks [2]walk
 		for i, env := range [2]Env{Production, Sandbox} {
-			w := walk{env: env, c: t.schedOf(env).Cursor(), end: uint64(now.UnixNano())}
+			w := walk{env: env, c: t.schedOf(env).Cursor(), end: keyNano(now)}
 			if env == Sandbox {
 				w.ahead = offset
-				w.end = uint64(now.Add(offset).UnixNano())
+				w.end = keyNano(now.Add(offset))
 			}
 			if w.k, w.v = w.c.First(); w.k != nil {
 				s.stats.scheduleReads.Add(1)

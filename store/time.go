@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"time"
 )
@@ -86,4 +87,23 @@ func ParseTime(s string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// keyMilli is t in Unix milliseconds for a big-endian key or a bound
+// compared with one, 0 for a time before 1970: the uint64 of a negative
+// would sort after every real time (a cutoff 100 years back once removed
+// everything).
+func keyMilli(t time.Time) uint64 { return uint64(max(t.UnixMilli(), 0)) }
+
+// keyNano is t in Unix nanoseconds for a big-endian key or a bound
+// compared with one, held within what an int64 of nanoseconds holds: 0
+// before 1970, April 2262 after it (UnixNano is undefined there).
+func keyNano(t time.Time) uint64 {
+	switch {
+	case t.Before(time.Unix(0, 0)):
+		return 0
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return uint64(t.UnixNano())
 }
