@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,8 +33,12 @@ func newSeedCmd(a *app) *cobra.Command {
 			"own operations, so indexes, history and outbox are what a server would have\n" +
 			"written: N applicants, N deposits spread over --wallets wallets, and delivered\n" +
 			"webhook deliveries of their events (more events by advancing the deposits,\n" +
-			"then test events, until there are --deliveries). Commits skip fsync until the\n" +
-			"end: a crash during seed can lose the file.",
+			"then test events, until there are --deliveries), all on the sandbox clock.\n" +
+			"Nothing is sent: seed records each attempt itself. A custody webhook or KYC\n" +
+			"callback already set is kept; where none is, a discard URL on 127.0.0.1:9\n" +
+			"stands in: the callback's is removed at the end, the webhook's stays (set\n" +
+			"your own before serving). Retention and production work are left to the\n" +
+			"server. Commits skip fsync until the end: a crash during seed can lose the file.",
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n.applicants < 0 || n.transactions < 0 || n.deliveries < 0 {
@@ -76,21 +82,49 @@ func newSeedCmd(a *app) *cobra.Command {
 // never called, since seed records every attempt itself.
 const seedHook = "http://127.0.0.1:9/complybox-seed"
 
-// seed runs the generator on an open store and reports each phase to out.
+// seed runs the generator on an open store and reports each phase to out,
+// keeping a custody webhook and KYC callback the partner set.
 func seed(ctx context.Context, st *store.Store, n seedCounts, out io.Writer) error {
 	env := store.Sandbox
-	phase := func(name string, count int, start time.Time) {
-		el := time.Since(start)
-		fmt.Fprintf(out, "%-13s %9d in %6.1fs (%.0f/s)\n", name, count, el.Seconds(), float64(count)/max(el.Seconds(), 1e-9))
-	}
-	if _, err := st.SetWebhook(ctx, env, seedHook, nil); err != nil {
+	// The partner's own webhook and callback stay: seed records every
+	// attempt itself, so nothing is sent to them. Where none is set, seed's
+	// discard URL stands in; the callback's is taken away again at the end.
+	hook, err := st.WebhookConfig(env)
+	if err != nil {
 		return fmt.Errorf("seed: webhook: %w", err)
+	}
+	if !hook.IsConfigured {
+		if _, err := st.SetWebhook(ctx, env, seedHook, nil); err != nil {
+			return fmt.Errorf("seed: webhook: %w", err)
+		}
 	}
 	if _, err := st.InitCallback(); err != nil {
 		return fmt.Errorf("seed: callback: %w", err)
 	}
-	if err := st.SetCallbackURL(ctx, seedHook); err != nil {
+	callback, err := st.CallbackURL()
+	if err != nil {
 		return fmt.Errorf("seed: callback: %w", err)
+	}
+	if callback == "" {
+		if err := st.SetCallbackURL(ctx, seedHook); err != nil {
+			return fmt.Errorf("seed: callback: %w", err)
+		}
+	}
+	err = seedRecords(ctx, st, n, out)
+	if callback == "" {
+		if cerr := st.SetCallbackURL(context.WithoutCancel(ctx), ""); cerr != nil && err == nil {
+			err = fmt.Errorf("seed: callback: %w", cerr)
+		}
+	}
+	return err
+}
+
+// seedRecords makes seed's records and their deliveries.
+func seedRecords(ctx context.Context, st *store.Store, n seedCounts, out io.Writer) error {
+	env := store.Sandbox
+	phase := func(name string, count int, start time.Time) {
+		el := time.Since(start)
+		fmt.Fprintf(out, "%-13s %9d in %6.1fs (%.0f/s)\n", name, count, el.Seconds(), float64(count)/max(el.Seconds(), 1e-9))
 	}
 	run := fmt.Sprintf("%x", time.Now().UnixNano()) // externalUserIds stay unique across runs
 
@@ -182,15 +216,22 @@ func seed(ctx context.Context, st *store.Store, n seedCounts, out io.Writer) err
 	return nil
 }
 
-// drainDeliveries records a successful attempt of every due delivery, as a
-// receiver answering 200 would leave them, and returns how many. First
+// drainDeliveries records a successful attempt of every due sandbox
+// delivery, as a receiver answering 200 would leave them, at sandbox time
+// (SPEC §7), and returns how many; other due sandbox jobs it runs. First
 // attempts of one entity come due one after another, so it claims until
-// nothing is due.
+// nothing is due. Production work and retention are left to the server:
+// seed fills the sandbox, and removes nothing.
 func drainDeliveries(ctx context.Context, st *store.Store, workers int) (int, error) {
+	leave := func(claim []byte) bool {
+		kind, rest, _ := bytes.Cut(claim, []byte("|"))
+		env, _, _ := bytes.Cut(rest, []byte("|"))
+		return string(kind) == store.JobRetention || store.Env(env) != store.Sandbox
+	}
 	total := 0
 	for {
-		now := st.Now()
-		jobs, _, err := st.Due(now, 4096, nil)
+		now, offset := st.SandboxClock()
+		jobs, _, err := st.Due(now.Add(-offset), 4096, leave)
 		if err != nil || len(jobs) == 0 {
 			return total, err
 		}
@@ -200,7 +241,7 @@ func drainDeliveries(ctx context.Context, st *store.Store, workers int) (int, er
 				return st.RunJob(j)
 			}
 			status := 200
-			_, err := st.RecordAttempt(j, store.AttemptResult{RequestURL: seedHook, StatusCode: status, At: now, Success: true, Duration: time.Millisecond})
+			_, err := st.RecordAttempt(j, store.AttemptResult{RequestURL: cmp.Or(j.Delivery.URL, seedHook), StatusCode: status, At: now, Success: true, Duration: time.Millisecond})
 			return err
 		})
 		if err != nil {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/complybox/complybox/store"
 )
@@ -83,5 +86,92 @@ func TestSeedNeedsACount(t *testing.T) {
 	}
 	if _, err := os.Stat(db); err == nil {
 		t.Fatal("seed without counts created the db")
+	}
+}
+
+// TestSeedAheadClock: on a db whose sandbox clock runs 800 h ahead of real
+// time (a served db whose clock was moved, then stopped), seed writes on the
+// sandbox clock: every delivery it reports is in the file, delivered after
+// it was created, at sandbox time; retention (720 h) removes none of them.
+// The partner's custody webhook and KYC callback are left as they were.
+func TestSeedAheadClock(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "seed.db")
+	const hook, callback = "http://127.0.0.1:8080/partner-hook", "http://127.0.0.1:8080/partner-kyc"
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := st.SetWebhook(ctx, store.Sandbox, hook, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.InitCallback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetCallbackURL(ctx, callback); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AdvanceClock(store.Sandbox, store.ClockTarget{By: 800 * time.Hour}, st.RunJob); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := st.SandboxClock()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	out := mustRun(t, "seed", "--db", db, "--applicants", "5", "--transactions", "10", "--deliveries", "40", "--wallets", "2")
+	var reported int
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "deliveries" {
+			reported, _ = strconv.Atoi(f[1])
+		}
+	}
+	if reported < 40 {
+		t.Fatalf("seed reported %d deliveries, want >= 40:\n%s", reported, out)
+	}
+
+	st, err = store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	items, _, err := st.Deliveries(store.Sandbox, store.DeliveryFilter{}, store.Page{Limit: store.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != reported {
+		t.Errorf("%d deliveries in the file, seed reported %d", len(items), reported)
+	}
+	for _, d := range items {
+		if d.CreatedAt.Before(before) || d.DeliveredAt.Before(d.CreatedAt.Time) {
+			t.Errorf("delivery %s created %s, delivered %s; sandbox time was %s before seed", d.ID, d.CreatedAt, d.DeliveredAt, store.At(before))
+			break
+		}
+	}
+	if v, err := st.WebhookConfig(store.Sandbox); err != nil || v.URL == nil || *v.URL != hook {
+		t.Errorf("custody webhook after seed: %+v %v, want %s", v, err, hook)
+	}
+	if u, err := st.CallbackURL(); err != nil || u != callback {
+		t.Errorf("KYC callback after seed: %q %v, want %s", u, err, callback)
+	}
+}
+
+// TestSeedLeavesNoCallback: on a db without a KYC callback, seed sends its
+// applicants' events to a discard URL while it runs, then takes it away,
+// so a server started on the file sends no KYC callbacks there.
+func TestSeedLeavesNoCallback(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "seed.db")
+	mustRun(t, "seed", "--db", db, "--applicants", "3")
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if u, err := st.CallbackURL(); err != nil || u != "" {
+		t.Errorf("KYC callback after seed: %q %v, want none", u, err)
+	}
+	items, _, err := st.Deliveries(store.Sandbox, store.DeliveryFilter{}, store.Page{Limit: store.MaxLimit})
+	if err != nil || len(items) != 3 {
+		t.Errorf("%d deliveries, want the 3 applicants' applicantCreated; %v", len(items), err)
 	}
 }
