@@ -297,7 +297,7 @@ func TestRetentionLongWindow(t *testing.T) {
 				if i == 0 {
 					r = store.AttemptResult{StatusCode: 200, At: clock.Now(), Success: true}
 				}
-				if err := s.RecordAttempt(j, r); err != nil {
+				if _, err := s.RecordAttempt(j, r); err != nil {
 					t.Fatal(err)
 				}
 			}
