@@ -28,7 +28,7 @@ func TestSDKUboForm(t *testing.T) {
 
 	r := in.sdkGet(page)
 	wantStatusCode(t, r, 200, "page")
-	wantHTML(t, r, `Step 1 of 4`, `<a href="/sdk/`+regexp.QuoteMeta(token)+`\?step=ubo">Beneficial owners</a>`)
+	wantHTML(t, r, `Step 1 of 4`, `<a href="/sdk/`+regexp.QuoteMeta(token)+`\?step=ubo">Beneficial owners<span class="state-text"> \(done\)</span></a>`) // the partner's row
 	r = in.sdkGet(page + "?step=ubo")
 	wantStatusCode(t, r, 200, "ubo step")
 	wantHTML(t, r, `aria-current="step">Beneficial owners`,

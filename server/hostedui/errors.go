@@ -70,6 +70,8 @@ func fieldProblem(field, msg string) string {
 			return "err.answer.long"
 		}
 		return "err.answer"
+	case (field == "dateOfBirth" || field == "incorporationDate") && strings.Contains(msg, "in the future"):
+		return "err.date.future"
 	case field == "dateOfBirth" || field == "incorporationDate":
 		return "err.date"
 	case field == "ownershipPercent":

@@ -71,7 +71,8 @@ func (ui *UI) done(w http.ResponseWriter, r *http.Request, token string, st stor
 	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
-// Page renders GET /sdk/{token}?step=….
+// Page renders GET /sdk/{token}?step=…. The waiting view reloads itself
+// until the verdict is there; ?refresh=off turns that off.
 func (ui *UI) Page(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	token := ps.ByName("token")
 	st, err := ui.store.SDKView(token)
@@ -80,6 +81,7 @@ func (ui *UI) Page(w http.ResponseWriter, r *http.Request, ps httprouter.Params)
 		return
 	}
 	p := ui.build(token, st, r.URL.Query().Get("step"))
+	p.ManualRefresh = p.Mode == "waiting" && r.URL.Query().Get("refresh") == "off"
 	if p.Mode == "step" {
 		p.readQuality(r.URL.Query().Get("quality"))
 		p.readDocCountry(r.URL.Query())

@@ -48,6 +48,10 @@ type sdkPage struct {
 	Retry           []sdkNav
 	Redirect        bool       // the verdict page goes on to returnUrl by itself
 	Asks            []introAsk // the intro's list of what will be asked
+	// ManualRefresh is the waiting view the applicant asked not to reload
+	// itself (?refresh=off, WCAG 2.2.1): a "Check again" link instead of
+	// the meta refresh, and no polling.
+	ManualRefresh bool
 }
 
 type sdkNav struct {

@@ -224,7 +224,8 @@
 
   // Waiting for the verdict: poll the state with backoff, reload once it
   // is there (the page then shows it). Without script a meta refresh does.
-  if (body.getAttribute('data-mode') === 'waiting' && window.fetch && token) {
+  // Neither when the applicant turned it off (?refresh=off).
+  if (body.getAttribute('data-mode') === 'waiting' && window.fetch && token && !document.querySelector('#waiting[data-refresh=off]')) {
     var delay = 2000;
     var poll = function () {
       fetch('/api/v1/sdk/state', { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store', referrerPolicy: 'no-referrer' })
