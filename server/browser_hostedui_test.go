@@ -470,11 +470,21 @@ func TestBrowserFullLevelCamera(t *testing.T) {
 			tb.issuingCountry("DEU")
 			tb.upload("input[name=front]", tb.file("front.png", pngImage(t, 400, 300, 91)))
 		case "selfie":
+			// Cancel closes the camera; focus goes back to "Use camera",
+			// not to the page's start (the focused button is gone).
+			tb.click("section.step button.camera-open")
+			tb.waitFor("div.camera video")
+			tb.click("div.camera button.secondary")
+			if f := tb.focused(); f != "button.camera-open" {
+				t.Errorf("after Cancel focus is on %s, want the Use camera button", f)
+			}
 			tb.click("section.step button.camera-open")
 			tb.waitFor("div.camera video")
 			value(tb, chromedp.Poll[bool](`document.querySelector('div.camera video').videoWidth > 0`))
 			tb.click("div.camera button:not(.secondary)")
 			tb.waitFor("div.thumbs p.hint")
+			tb.capturedAnnounced()
+			tb.a11y()
 			tb.shot("hosted-selfie-camera")
 		case "liveness":
 			tb.click("section.step button.camera-open")
@@ -485,6 +495,7 @@ func TestBrowserFullLevelCamera(t *testing.T) {
 				value(tb, chromedp.Poll[bool](fmt.Sprintf(`document.querySelectorAll('div.thumbs img').length >= %d`, i)))
 			}
 			tb.waitFor("div.thumbs p.hint")
+			tb.capturedAnnounced()
 			if n := eval[int](tb, `document.querySelector('input[data-liveness]').files.length`); n != 3 {
 				t.Fatalf("liveness input holds %d frames", n)
 			}
@@ -529,9 +540,109 @@ func TestBrowserVerdictWithoutScript(t *testing.T) {
 	if n := tb.count("#return"); n != 1 {
 		t.Fatalf("%d buttons back to the partner, want 1", n)
 	}
-	if shown := tb.bodyText(); strings.Contains(shown, "taken back") {
-		t.Errorf("without script the page promises an automatic return: %q", shown)
+	if shown := tb.bodyText(); strings.Contains(shown, "taken back") || strings.Contains(shown, "Stay on this page") {
+		t.Errorf("without script the page promises an automatic return or a way to stop one: %q", shown)
 	}
 	// axe-core needs script; the same page passes it in
 	// TestBrowserIndividualPhone.
+}
+
+// TestBrowserVerdictStay: the final verdict's countdown back to the
+// partner can be turned off (WCAG 2.2.1). "Stay on this page" is a
+// button next to Continue; after it the line says so, focus is on
+// Continue, and the page stays however long the applicant reads it; then
+// Continue leads to returnUrl with externalUserId and reviewAnswer. The
+// page's timers run on Chromium's virtual time, which the test advances.
+func TestBrowserVerdictStay(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	site := newPartnerSite(t)
+	in.sdkSubmitted("stay-1", 76)
+	in.expect(200, "POST", "/v1/applicants/stay-1/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
+	_, page := in.session("stay-1", map[string]any{"returnUrl": site.URL + "/done"})
+
+	tb := in.chrome(t, phone)
+	tb.open(page)
+	tb.virtualTime(emulation.VirtualTimePolicyPause, 0) // from here the countdown waits for the test
+	tb.waitFor("#verdict")
+	tb.waitFor("#countdown")
+	tb.contains("You are verified", "Taking you back in", "Stay on this page")
+	tb.shot("hosted-verdict-stay") // axe runs on this page in TestBrowserIndividualPhone (it needs timers)
+	tb.click("#stay")
+	tb.contains("You stay on this page")
+	tb.lacks("Taking you back", "Stay on this page")
+	if id := eval[string](tb, `document.activeElement.id`); id != "return" {
+		t.Errorf("after Stay focus is on %q, want the Continue button", id)
+	}
+	t0 := eval[float64](tb, `performance.now()`)
+	tb.virtualTime(emulation.VirtualTimePolicyAdvance, 30000) // 30 s later
+	// Polls the browser, not the clock under test.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if u := tb.location(); !strings.HasSuffix(u, page) {
+			t.Fatalf("after Stay the page went on to %s", u)
+		}
+		if eval[float64](tb, `performance.now()`) >= t0+29000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("virtual time did not advance")
+		}
+	}
+	select {
+	case q := <-site.got:
+		t.Fatalf("after Stay the browser went to returnUrl with %v", q)
+	default:
+	}
+	tb.contains("You stay on this page")
+	tb.virtualTime(emulation.VirtualTimePolicyAdvance, 0) // timers run again, for axe
+	tb.a11y()
+
+	tb.click("#return")
+	select {
+	case q := <-site.got:
+		if q.Get("externalUserId") != "stay-1" || q.Get("reviewAnswer") != "GREEN" {
+			t.Fatalf("returnUrl called with %v", q)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Continue did not lead to returnUrl")
+	}
+}
+
+// virtualTime sets the tab's virtual-time policy; a budget (virtual
+// milliseconds) lets the page's timers run that far, then pauses them.
+func (tb *tab) virtualTime(policy emulation.VirtualTimePolicy, budget float64) {
+	tb.t.Helper()
+	tb.run(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		p := emulation.SetVirtualTimePolicyParams{Policy: policy}
+		if budget > 0 {
+			p.Budget = &budget
+		}
+		_, err := cdp.Call(ctx, tg, emulation.SetVirtualTimePolicy, p)
+		return err
+	}))
+}
+
+// focused names the focused element: its tag and first class, or "body".
+func (tb *tab) focused() string {
+	tb.t.Helper()
+	return eval[string](tb, `(e => e.tagName.toLowerCase() + (e.classList.length ? '.' + e.classList[0] : '') +
+		(e.closest('.picked') ? ' in .picked' : ''))(document.activeElement)`)
+}
+
+// capturedAnnounced fails unless, after a camera capture, the photo's
+// confirmation ("Photo taken") and the preview are status regions that a
+// screen reader announces (WCAG 4.1.3), and focus moved to the preview's
+// Retake button rather than falling to the page (the focused capture
+// button is gone).
+func (tb *tab) capturedAnnounced() {
+	tb.t.Helper()
+	if r := eval[string](tb, `document.querySelector('div.thumbs p.hint').closest('[role=status],[aria-live]') ? 'yes' : 'no'`); r != "yes" {
+		tb.t.Error("the camera's confirmation is in no status region")
+	}
+	if r := eval[string](tb, `String(document.querySelector('section.step .picked').getAttribute('role'))`); r != "status" {
+		tb.t.Errorf("the preview's role is %s, want status", r)
+	}
+	if f := tb.focused(); f != "button in .picked" {
+		tb.t.Errorf("after the capture focus is on %s, want the preview's Retake button", f)
+	}
 }

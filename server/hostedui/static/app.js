@@ -26,6 +26,16 @@
     return e;
   }
 
+  // picked maps a file input to its preview box (below), where a photo
+  // taken with the camera shows too.
+  var picked = new WeakMap();
+
+  // submitOf is the form's last submit button: the step's own.
+  function submitOf(input) {
+    var subs = input.form ? input.form.querySelectorAll('button[type=submit]') : [];
+    return subs[subs.length - 1] || null;
+  }
+
   function grab(video) {
     return new Promise(function (resolve) {
       var c = document.createElement('canvas');
@@ -37,7 +47,10 @@
   }
 
   // camera opens a preview under input; prompts (a list) makes it a guided
-  // capture of one frame per prompt, otherwise one photo.
+  // capture of one frame per prompt, otherwise one photo. The thumbnails
+  // are a status region: "Photo taken" is announced (WCAG 4.1.3). Closing
+  // the camera removes the focused button, so focus moves on: to Retake
+  // after a capture, back to "Use camera" after Cancel.
   function camera(input, facing, prompts, startLabel) {
     if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) return;
     // The camera controls go after the input's label: a click inside a
@@ -46,6 +59,7 @@
     var open = el('button', 'camera-open', startLabel || t('camera'));
     open.type = 'button';
     var thumbs = el('div', 'thumbs');
+    thumbs.setAttribute('role', 'status');
     anchor.after(open, thumbs);
     open.addEventListener('click', function () {
       open.disabled = true;
@@ -60,7 +74,7 @@
         video.setAttribute('playsinline', '');
         video.muted = true;
         video.srcObject = stream;
-        video.play();
+        video.play().catch(function () {}); // Cancel before it plays: nothing to report
         var viewport = el('div', 'viewport');
         viewport.appendChild(video);
         viewport.appendChild(el('div', 'frame'));
@@ -95,7 +109,7 @@
           prompt.textContent = t('frame').replace('%d', n).replace('%d', prompts.length) + ': ' + (prompts[frames.length] || '');
         };
         show();
-        cancel.addEventListener('click', stop);
+        cancel.addEventListener('click', function () { stop(); open.focus(); });
         shoot.addEventListener('click', function () {
           grab(video).then(function (b) {
             frames.push(b);
@@ -109,21 +123,28 @@
             stop();
             var done = el('p', 'hint', prompts ? t('frames').replace('%d', frames.length) : t('taken'));
             thumbs.appendChild(done);
+            var pick = picked.get(input);
+            var again = pick && pick.querySelector('button');
+            (again || submitOf(input) || open).focus();
           });
         });
       }).catch(function () {
-        open.disabled = false;
-        open.replaceWith(el('p', 'hint', t('denied')));
+        open.remove();
+        thumbs.replaceChildren(el('p', 'hint', t('denied')));
+        input.focus(); // the file picker, the way that is left
       });
     });
   }
 
   // A preview of each chosen image (a file's name otherwise) with a
-  // "retake" button that chooses again.
+  // "retake" button that chooses again; a status region, so the choice is
+  // announced.
   Array.prototype.forEach.call(document.querySelectorAll('input[type=file]'), function (input) {
     var anchor = input.closest('label') || input;
     var box = el('div', 'picked');
+    box.setAttribute('role', 'status');
     box.hidden = true;
+    picked.set(input, box);
     anchor.after(box);
     input.addEventListener('change', function () {
       box.replaceChildren();
@@ -205,20 +226,32 @@
   });
 
   // A final verdict goes back to the partner after a visible countdown
-  // that the applicant can skip with the button (WCAG 2.2.1: no timed
-  // meta refresh). Without script the button is the way back, and the
-  // countdown's line stays hidden: nothing would take the applicant back.
+  // that the applicant can skip with Continue or turn off with "Stay on
+  // this page" (WCAG 2.2.1: no timed meta refresh, a limit one can turn
+  // off). Without script the button is the way back, and the countdown's
+  // line stays hidden: nothing would take the applicant back.
   var countdown = document.getElementById('countdown');
   var back = document.getElementById('return');
+  var stay = document.getElementById('stay');
   if (countdown && back) {
     countdown.hidden = false;
     var left = parseInt(countdown.getAttribute('data-seconds'), 10) || 5;
+    var timer = null;
     var tick = function () {
       if (left <= 0) { window.location.assign(back.href); return; }
       countdown.textContent = t('countdown').replace('%d', left);
       left--;
-      setTimeout(tick, 1000);
+      timer = setTimeout(tick, 1000);
     };
+    if (stay) {
+      stay.hidden = false;
+      stay.addEventListener('click', function () {
+        clearTimeout(timer);
+        countdown.textContent = t('stayed'); // announced: the line is aria-live
+        stay.remove();
+        back.focus();
+      });
+    }
     tick();
   }
 
