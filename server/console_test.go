@@ -1047,3 +1047,41 @@ func TestConsoleSettingsKeepEveryType(t *testing.T) {
 		t.Fatalf("subscribedEventTypes %v, want the four ticked", cfg["subscribedEventTypes"])
 	}
 }
+
+// TestConsoleSettingsShowNoSubscription: a webhook subscribed to nothing
+// (subscribedEventTypes [], seed 001: null means all) shows no box ticked,
+// and saving the page as shown keeps it subscribed to nothing rather than
+// turning it into every type.
+func TestConsoleSettingsShowNoSubscription(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc.URL, "subscribedEventTypes": []string{}})
+	b := in.operator()
+	page := b.page("/console/settings")
+	for _, e := range store.CustodyCatalog() {
+		if regexp.MustCompile(`value="` + regexp.QuoteMeta(e.Name) + `"[^>]*checked`).MatchString(page) {
+			t.Errorf("%s shown ticked for a webhook subscribed to nothing", e.Name)
+		}
+	}
+	expectStatus(t, "save as shown", b.submit("/console/settings/webhook", url.Values{"url": {rc.URL}, "subscription": {"boxes"}}), http.StatusSeeOther)
+	if cfg := in.expect(200, "GET", "/webhooks/outbound", nil).m(t); cfg["subscribedEventTypes"] == nil || len(cfg["subscribedEventTypes"].([]any)) != 0 {
+		t.Fatalf("subscribedEventTypes %v after saving the page as shown, want []", cfg["subscribedEventTypes"])
+	}
+}
+
+// TestConsoleBulkRetryWindow: the console's bulk retry holds to the API's
+// rule, until later than since (400 naming until), rather than queueing
+// nothing and saying so.
+func TestConsoleBulkRetryWindow(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	b := in.operator()
+	b.page("/console/deliveries")
+	r := b.submit("/console/retry-deliveries", url.Values{"status": {"failed"},
+		"since": {"2026-12-31T00:00:00Z"}, "until": {"2026-01-01T00:00:00Z"}})
+	expectStatus(t, "bulk retry with until before since", r, http.StatusBadRequest)
+	if !strings.Contains(string(r.Body), "until must be later than since") {
+		t.Errorf("page does not say why: %s", r.Body)
+	}
+}

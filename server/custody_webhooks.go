@@ -152,9 +152,6 @@ func (s *Server) postDeliveries(w http.ResponseWriter, r *request) error {
 			return store.Invalid("until", "until must be an ISO 8601 timestamp")
 		}
 	}
-	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
-		return store.Invalid("until", "until must be later than since")
-	}
 	n, err := s.store.RetryDeliveries(r.env, f)
 	if err != nil {
 		return err

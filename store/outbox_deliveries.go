@@ -511,6 +511,9 @@ func (s *Store) RetryDeliveries(env Env, f DeliveryFilter) (int, error) {
 	if f.Status != DeliveryFailed && f.Status != DeliveryDead {
 		return 0, Invalid("status", "status must be failed or dead")
 	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		return 0, Invalid("until", "until must be later than since")
+	}
 	total := 0
 	cursor := ""
 	for {

@@ -57,7 +57,7 @@ func (c *Console) settingsPage(w http.ResponseWriter, r *Request, status int, fo
 		subscribed = types // nil: every type
 	}
 	whURL, cbSaved := deref(wh.URL), cb
-	allWhenNone := true // no URL yet: every box ticked
+	allWhenNone := wh.URL == nil // no URL yet: every box ticked; [] ticks none
 	switch {
 	case form == nil:
 	case form.Section == "webhook":
@@ -150,10 +150,17 @@ func (c *Console) SetWebhook(w http.ResponseWriter, r *Request) error {
 		// The page's form says it lists the boxes: none ticked is a
 		// mistake. A script posting only the URL subscribes to every
 		// type, as PUT /webhooks/outbound without subscribedEventTypes.
-		if r.PostForm.Get("subscription") != "" {
+		// Unless the webhook is subscribed to nothing ([]), which the
+		// page shows with no box ticked: saved as shown, it stays so.
+		cur, err := c.store.WebhookConfig(r.env)
+		switch {
+		case err == nil && cur.SubscribedEventTypes != nil && len(cur.SubscribedEventTypes) == 0 && r.PostForm.Get("subscription") != "":
+			types = []string{}
+		case r.PostForm.Get("subscription") != "":
 			return c.settingsPage(w, r, http.StatusBadRequest, &settingsForm{Section: "webhook", URL: raw, Err: "Choose at least one event type."})
+		default:
+			types = nil
 		}
-		types = nil
 	}
 	if everyCustodyType(types) {
 		// Every box ticked, as the page shows a subscription to every
