@@ -177,6 +177,9 @@ func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logg
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// OPTIONS * reaches the handler, which answers it with the
+		// X-Request-Id every response carries (SPEC §2).
+		DisableGeneralOptionsHandler: true,
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(wire.ProtocolErrors(ln)) }()

@@ -80,6 +80,26 @@ func TestServe(t *testing.T) {
 			t.Fatalf("%d %v %s", resp.StatusCode, resp.Header, body)
 		}
 	})
+	t.Run("OptionsAsterisk", func(t *testing.T) {
+		// OPTIONS * asks what the server supports (RFC 9110 §9.3.7);
+		// net/http would answer it itself, without the X-Request-Id every
+		// response carries (SPEC §2).
+		c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Request-Id") == "" || !strings.Contains(resp.Header.Get("Allow"), "OPTIONS") || len(body) != 0 {
+			t.Fatalf("OPTIONS *: %d %v %q", resp.StatusCode, resp.Header, body)
+		}
+	})
 	t.Run("PublicURLFromListen", func(t *testing.T) {
 		if !strings.Contains(s.logs.String(), "publicUrl="+s.URL) {
 			t.Fatalf("public URL not derived from the bound address %s; logs:\n%s", s.URL, s.logs.String())

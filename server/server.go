@@ -144,9 +144,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
+	case r.RequestURI == "*" && r.Method == http.MethodOptions:
+		// What the server as a whole supports (RFC 9110 §9.3.7).
+		rec.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+		rec.Header().Set("Content-Length", "0")
+		rec.WriteHeader(http.StatusOK)
 	case r.RequestURI == "*":
-		// The asterisk form is OPTIONS's alone (RFC 9110 §7.1), which
-		// net/http answers itself; no resource carries another method.
+		// The asterisk form is OPTIONS's alone (RFC 9110 §7.1); no
+		// resource carries another method.
 		s.routeError(rec, r, store.Errorf(store.EINVALID, "bad_request", "the request target * is only for OPTIONS"))
 	case encodedSlash(r.URL):
 		s.routeError(rec, r, store.Errorf(store.ENOTFOUND, "route_not_found",

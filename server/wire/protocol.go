@@ -130,7 +130,7 @@ func (e protocolError) answer() []byte {
 	body, _ := json.Marshal(errorBody{Error: errorDetail{Code: e.Reason, Message: e.Message, RequestID: id}})
 	var b bytes.Buffer
 	b.WriteString("HTTP/1.1 " + strconv.Itoa(e.Status) + " " + http.StatusText(e.Status))
-	b.WriteString("\r\nContent-Type: application/json\r\nX-Request-Id: " + id)
+	b.WriteString("\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nX-Request-Id: " + id)
 	b.WriteString("\r\nDate: " + time.Now().UTC().Format(http.TimeFormat))
 	b.WriteString("\r\nContent-Length: " + strconv.Itoa(len(body)+1))
 	b.WriteString("\r\nConnection: close\r\n\r\n")

@@ -78,6 +78,9 @@ func TestProtocolErrors(t *testing.T) {
 				id == "" || body.Error.RequestID != id || resp.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("%d %s X-Request-Id %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), id, raw)
 			}
+			if got := resp.Header.Get("Cache-Control"); got != "no-store" {
+				t.Errorf("Cache-Control %q, want no-store as every JSON answer", got)
+			}
 			if !resp.Close || resp.Header.Get("Date") == "" {
 				t.Errorf("close %v, Date %q: the connection closes after the answer, which is dated", resp.Close, resp.Header.Get("Date"))
 			}
