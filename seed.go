@@ -98,7 +98,8 @@ func seed(ctx context.Context, st *store.Store, n seedCounts, out io.Writer) err
 			return fmt.Errorf("seed: webhook: %w", err)
 		}
 	}
-	if _, err := st.InitCallback(); err != nil {
+	generated, err := st.InitCallback()
+	if err != nil {
 		return fmt.Errorf("seed: callback: %w", err)
 	}
 	callback, err := st.CallbackURL()
@@ -113,6 +114,13 @@ func seed(ctx context.Context, st *store.Store, n seedCounts, out io.Writer) err
 	err = seedRecords(ctx, st, n, out)
 	if callback == "" {
 		if cerr := st.SetCallbackURL(context.WithoutCancel(ctx), ""); cerr != nil && err == nil {
+			err = fmt.Errorf("seed: callback: %w", cerr)
+		}
+	}
+	// A signing secret seed generated was shown to nobody: it goes, and
+	// the first serve generates one and prints it.
+	if generated != "" {
+		if cerr := st.DiscardCallbackSecret(generated); cerr != nil && err == nil {
 			err = fmt.Errorf("seed: callback: %w", cerr)
 		}
 	}

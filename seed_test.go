@@ -174,4 +174,9 @@ func TestSeedLeavesNoCallback(t *testing.T) {
 	if err != nil || len(items) != 3 {
 		t.Errorf("%d deliveries, want the 3 applicants' applicantCreated; %v", len(items), err)
 	}
+	// Nor a signing secret nobody was shown: the first serve generates
+	// one and prints it (SPEC §1: generated, stored, printed once).
+	if generated, err := st.InitCallback(); err != nil || generated == "" {
+		t.Errorf("a KYC callback secret was kept from seed, never printed (%v)", err)
+	}
 }
