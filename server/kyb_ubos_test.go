@@ -969,6 +969,16 @@ func TestUboCompanyOwnDataHeldForOwners(t *testing.T) {
 	if code, _ := errField(t, r); code != "review_in_progress" {
 		t.Errorf("partner upload: %s, want review_in_progress", code)
 	}
+	// Nor the partner's PATCH of what its own steps reviewed: a company
+	// renamed REJECT here would close GREEN on its owners' verdicts.
+	for _, path := range []string{"/v1/applicants/cr1", "/v1/applicants/cr1/company-info"} {
+		if code, _ := errField(t, in.expect(409, "PATCH", path, map[string]any{"companyName": "REJECT"})); code != "review_in_progress" {
+			t.Errorf("PATCH %s while the owners are pending: %s, want review_in_progress", path, code)
+		}
+	}
+	if info := in.expect(200, "GET", "/v1/applicants/cr1/company-info", nil).m(t); info["companyName"] != "Acme" {
+		t.Errorf("companyName %v after a refused PATCH", info["companyName"])
+	}
 	// Rows stay open, from the session too.
 	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/ubos", token, `{"fullName":"Extra Director","dateOfBirth":"1975-05-05","roles":["director"]}`), 201, "a row")
 }

@@ -543,6 +543,9 @@ func (t *txn) patchFields(env Env, a *diskApplicant, in ApplicantInput) error {
 	if err := a.acceptsEdits(); err != nil {
 		return err
 	}
+	if err := a.waitsForOwners(); err != nil {
+		return err // it would close over fields nobody reviewed (SPEC §3.6)
+	}
 	lvl, err := t.applicantLevel(env, a)
 	if err != nil {
 		return err

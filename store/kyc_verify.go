@@ -131,6 +131,13 @@ func (a *diskApplicant) acceptsStepData() error {
 	if a.Review.ReviewStatus == ReviewCompleted && a.Review.ReviewAnswer == Green {
 		return Conflict("review_completed", "applicant %q was approved (GREEN); reset it to collect new data", a.ExternalID)
 	}
+	return a.waitsForOwners()
+}
+
+// waitsForOwners returns ECONFLICT review_in_progress for a company whose
+// own steps were all reviewed and that waits for its beneficial owners'
+// verifications: its own data, documents or fields, stays as reviewed.
+func (a *diskApplicant) waitsForOwners() error {
 	if a.Type == TypeCompany && len(a.Ubos) > 0 && !a.InReview && a.Review.ReviewStatus == ReviewInReview && a.ownStepsReviewed() {
 		return Conflict("review_in_progress", "company %q waits for its beneficial owners' verification; its own data was reviewed (reset it to collect new data)", a.ExternalID)
 	}
