@@ -474,6 +474,9 @@ func TestBrowserFullLevelCamera(t *testing.T) {
 			// not to the page's start (the focused button is gone).
 			tb.click("section.step button.camera-open")
 			tb.waitFor("div.camera video")
+			// Once the video has its size, the buttons under it stop
+			// moving: a click aimed before that can land on the video.
+			value(tb, chromedp.Poll[bool](`document.querySelector('div.camera video').videoWidth > 0`))
 			tb.click("div.camera button.secondary")
 			if f := tb.focused(); f != "button.camera-open" {
 				t.Errorf("after Cancel focus is on %s, want the Use camera button", f)
