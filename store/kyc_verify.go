@@ -122,8 +122,9 @@ func (a *diskApplicant) acceptsData() error {
 // (none to redo after a RETRY) and that waits for its beneficial owners'
 // verifications takes none, as it would close over data nobody reviewed
 // (SPEC §3.6). A company's beneficial-owner rows are not step data: one
-// added after the verdict reopens the company (§3.6), so adding rows
-// checks acceptsData only.
+// added after the verdict reopens the company (§3.6), so adding a row does
+// not check this (acceptsData from the hosted UI, acceptsEdits from the
+// API).
 func (a *diskApplicant) acceptsStepData() error {
 	if err := a.acceptsData(); err != nil {
 		return err
