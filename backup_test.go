@@ -135,6 +135,8 @@ func TestDamagedDBFailsInOneLine(t *testing.T) {
 		{"compact", "--db", "", filepath.Join(dir, "c.db")},
 		{"credentials", "list", "--db", ""},
 		{"serve", "--db", "", "--listen", "127.0.0.1:0"},
+		{"seed", "--db", "", "--applicants", "1"},
+		{"console", "user", "list", "--db", ""},
 	} {
 		// A copy each: bbolt leaves the file locked in this process when
 		// it faults inside its own Open (a command's process ends there).
@@ -150,7 +152,7 @@ func TestDamagedDBFailsInOneLine(t *testing.T) {
 		}
 		args[slices.Index(args, "--db")+1] = trunc
 		r := runCmd(t, args...)
-		if r.code != 1 || !strings.Contains(r.stderr, "trunc.db") || !strings.Contains(r.stderr, "damaged") ||
+		if r.code != 1 || !strings.Contains(r.stderr, "trunc.db") || !strings.Contains(r.stderr, "damaged (truncated:") ||
 			strings.Contains(r.stderr, "goroutine") {
 			t.Errorf("%s: exit %d, stderr %q", strings.Join(args[:2], " "), r.code, r.stderr)
 		}

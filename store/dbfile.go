@@ -1,8 +1,10 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"runtime/debug"
@@ -49,6 +51,9 @@ func openReadOnly(path string) (*bolt.DB, error) {
 		// cannot ("bad file descriptor").
 		return nil, fmt.Errorf("open %s: the file is empty, not a complybox db", path)
 	}
+	if err := shortFile(path); err != nil {
+		return nil, err
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
@@ -87,4 +92,51 @@ func damaged(path string, err *error) {
 	if p := recover(); p != nil {
 		*err = fmt.Errorf("open %s: the file is damaged (%v); restore it from a backup", path, p)
 	}
+}
+
+// shortFile returns the error whole would for a file shorter than its
+// newest meta page says its pages reach, before bbolt opens it: bbolt's
+// Open itself reads past the end of such a partial copy (its freelist),
+// which faults, and a fault inside Open leaves the file locked. A file
+// whose meta pages do not read as bbolt's is left to bbolt's own checks.
+func shortFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	// A meta page: a 16-byte page header, then magic, version, page size,
+	// flags (4 bytes each), the root bucket (16), the freelist's page (8),
+	// the high-water page id (8), the txid (8) and an FNV-64a checksum of
+	// what comes before it.
+	const header, metaSize, magic = 16, 64, 0xED0CDAED
+	read := func(off int64) (pageSize uint32, need, txid uint64, ok bool) {
+		var b [header + metaSize]byte
+		if _, err := f.ReadAt(b[:], off); err != nil {
+			return 0, 0, 0, false
+		}
+		m := b[header:]
+		h := fnv.New64a()
+		h.Write(m[:56])
+		if binary.LittleEndian.Uint32(m[0:]) != magic || h.Sum64() != binary.LittleEndian.Uint64(m[56:]) {
+			return 0, 0, 0, false
+		}
+		pageSize = binary.LittleEndian.Uint32(m[8:])
+		return pageSize, binary.LittleEndian.Uint64(m[40:]) * uint64(pageSize), binary.LittleEndian.Uint64(m[48:]), true
+	}
+	pageSize, need, txid, ok := read(0)
+	if !ok {
+		return nil
+	}
+	if _, need1, txid1, ok := read(int64(pageSize)); ok && txid1 > txid {
+		need = need1
+	}
+	if uint64(fi.Size()) < need {
+		return fmt.Errorf("open %s: the file is damaged (truncated: %d bytes of %d); restore it from a backup", path, fi.Size(), need)
+	}
+	return nil
 }

@@ -177,6 +177,9 @@ func Open(path string, opt Options) (_ *Store, err error) {
 	// 0.014-0.057 s with 16 MB resident, against 0.5-1.0 s and 939 MB. A
 	// file written without a synced freelist is walked once, at its first
 	// open (2.5 s for that file).
+	if err := shortFile(path); err != nil {
+		return nil, err
+	}
 	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout, FreelistType: bolt.FreelistArrayType})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
