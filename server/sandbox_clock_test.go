@@ -497,3 +497,30 @@ func TestSandboxClockBound(t *testing.T) {
 	refused(map[string]any{"advanceBy": "1ms"}, "advanceBy")
 	refused(map[string]any{"to": "2209-06-01T00:00:00Z"}, "to")
 }
+
+// TestSandboxClockToShownDueTime: a move to exactly the due time the API
+// shows (milliseconds) runs the job due then, though the schedule keeps a
+// finer time: the move counts it, and a read right after sees it done.
+func TestSandboxClockToShownDueTime(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc := newReceiver(t, in.Clock, func(int) int { return 500 })
+	in.configureWebhook(rc)
+	in.Clock.Advance(400 * time.Microsecond) // real time is rarely a whole millisecond
+	id := in.testEvent()
+	rc.next(t)
+	in.waitDelivery(id, "failed", 1)
+	var d struct {
+		NextAttemptAt string
+		AttemptCount  int
+	}
+	in.expect(200, "GET", "/webhooks/deliveries/"+id, nil).json(t, &d)
+	mv := in.moveClock(map[string]any{"to": d.NextAttemptAt})
+	if mv.Ran["delivery"] != 1 {
+		t.Errorf("move to the shown due time %s ran %v, want the delivery's retry", d.NextAttemptAt, mv.Ran)
+	}
+	in.expect(200, "GET", "/webhooks/deliveries/"+id, nil).json(t, &d)
+	if d.AttemptCount != 2 {
+		t.Errorf("attemptCount %d right after the move, want 2", d.AttemptCount)
+	}
+}

@@ -253,7 +253,9 @@ func (s *Store) setOffset(offset time.Duration) error {
 func (s *Store) nextDueIn(env Env, until time.Time, after []byte) (Job, bool, error) {
 	var j Job
 	var found bool
-	end := keyNano(until)
+	// The API shows due times in milliseconds; the schedule keeps them
+	// finer. A move to a shown time runs what is due within it.
+	end := keyNano(until.Truncate(time.Millisecond).Add(time.Millisecond - 1))
 	err := s.viewIn(env, func(t *txn) error {
 		found = false
 		c := t.schedOf(env).Cursor()
