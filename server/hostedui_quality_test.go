@@ -73,3 +73,31 @@ func TestHostedImageQuality(t *testing.T) {
 		t.Fatalf("good selfie: %d to %s", r.Status, loc)
 	}
 }
+
+// TestHostedImageQualityNamesTheCompanyDocument: on the company documents
+// step the warning names the document it is about, as the identity step
+// names the side: with two documents uploaded at once, "Company
+// documents: it is too small" left the representative to guess which.
+func TestHostedImageQualityNamesTheCompanyDocument(t *testing.T) {
+	t.Parallel()
+	in := start(t, func(o *options) { o.quality = imagequality.DefaultThresholds() })
+	in.createCompany("qc-1", "Acme")
+	for lang, want := range map[string]string{"en": "Register of shareholders", "de": "Gesellschafterliste"} {
+		token := in.sdkSession("qc-1", map[string]any{"lang": lang})
+		page := string(in.sdkGet("/sdk/" + token + "?step=company_docs&quality=" + url.QueryEscape("file.register_of_shareholders:too_small")).Body)
+		_, notice, ok := strings.Cut(page, `id="quality"`)
+		notice, _, _ = strings.Cut(notice, "</div>")
+		if !ok {
+			t.Fatalf("%s: no warning on the page:\n%s", lang, page)
+		}
+		if !strings.Contains(notice, "<strong>"+want+":</strong>") {
+			t.Errorf("%s: the warning does not name %q:\n%s", lang, want, notice)
+		}
+	}
+	// The query is the applicant's to edit: a made-up type names no words.
+	token := in.sdkSession("qc-1", nil)
+	page := string(in.sdkGet("/sdk/" + token + "?step=company_docs&quality=" + url.QueryEscape("file.free_cash_offer:too_small")).Body)
+	if strings.Contains(page, "free cash offer") || strings.Contains(page, "free_cash_offer") {
+		t.Errorf("a made-up document type shown in the warning")
+	}
+}

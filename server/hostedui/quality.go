@@ -91,8 +91,13 @@ func (p *sdkPage) readQuality(v string) {
 }
 
 // photoName names an upload field in words: the side of an identity
-// document, else the step's name.
+// document, a company document's type, else the step's name.
 func (p *sdkPage) photoName(field string) string {
+	if doc, ok := strings.CutPrefix(field, "file."); ok {
+		if l := p.T("doc." + doc); l != "doc."+doc {
+			return l // a known document type only: the query is the applicant's to edit
+		}
+	}
 	switch field {
 	case "front":
 		return p.T("doc.front")
