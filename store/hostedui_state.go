@@ -93,6 +93,11 @@ type SDKState struct {
 	Verdict                  *SDKVerdict   `json:"verdict"`
 	RedirectURL              NullString    `json:"redirectUrl"`       // returnUrl with externalUserId and reviewAnswer, once there is a verdict
 	ConsentGivenAtUtc        Time          `json:"consentGivenAtUtc"` // null until the applicant accepts the intro's consent line
+	// ParentCompanyName is, for a beneficial owner spawned from a
+	// company's row, the company's name, so the hosted page can say whom
+	// the owner verifies for; "" otherwise. SDKView fills it; it is not
+	// part of the page API's body.
+	ParentCompanyName string `json:"-"`
 }
 
 // SDKUbo is a company's beneficial-owner row as the hosted UI shows it: the
@@ -304,9 +309,23 @@ func (s *Store) SDKView(token string) (SDKState, error) {
 			return err
 		}
 		out = sdkState(x, a, l)
+		out.ParentCompanyName = t.parentCompanyName(x.Env, a)
 		return nil
 	})
 	return out, err
+}
+
+// parentCompanyName returns the companyName of the company whose row
+// spawned a, "" when a has no parent or the parent cannot be read.
+func (t *txn) parentCompanyName(env Env, a *diskApplicant) string {
+	if a.UboParent == "" {
+		return ""
+	}
+	p, err := t.getApplicant(env, a.UboParent)
+	if err != nil {
+		return ""
+	}
+	return p.Fields["companyName"]
 }
 
 // SDKState returns the state of a session for GET /api/v1/sdk/state and

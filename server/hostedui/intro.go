@@ -38,7 +38,7 @@ func (p *sdkPage) fillIntro() {
 	}
 	for _, s := range p.State.Steps {
 		if s.Automatic {
-			p.Asks = append(p.Asks, introAsk{Key: s.Kind, Text: p.T("ask.screening")})
+			p.Asks = append(p.Asks, introAsk{Key: s.Kind, Text: p.Ta("ask.screening")})
 			break
 		}
 	}
@@ -48,9 +48,9 @@ func (p *sdkPage) fillIntro() {
 // names one.
 func (p *sdkPage) ConsentText() string {
 	if p.Brand != nil && p.Brand.Name != "" {
-		return p.Tf("consent.named", p.Brand.Name)
+		return p.Taf("consent.named", p.Brand.Name)
 	}
-	return p.T("consent.text")
+	return p.Ta("consent.text")
 }
 
 // PostConsent takes the intro's form: the box "consent" ticked records
@@ -120,27 +120,42 @@ func introMessages() map[string]map[string]string {
 			"ask.company_docs":  "the company's documents, such as the certificate of incorporation",
 			"ask.ubo":           "the company's beneficial owners, directors and representatives",
 			"ask.screening":     "we also check your name against sanctions and watch lists; you do not need to do anything for this",
+			// A company's words (sdkPage.Ta): the company is verified.
+			"intro.lead.company":       "To verify your company we will ask you for:",
+			"intro.lead.named.company": "%s asks us to verify your company. We will ask you for:",
+			"intro.time.company":       "It takes about 5 minutes. Have your company's documents at hand; you can upload photos or PDF files.",
+			"consent.text.company":     "I agree that the data I provide about my company and the people named in it, including the company's documents, are processed to verify my company.",
+			"consent.named.company":    "I agree that %s and its verification service process the data I provide about my company and the people named in it, including the company's documents, to verify my company.",
+			"ask.screening.company":    "we also check the company's name against sanctions and watch lists; you do not need to do anything for this",
+			"intro.ubo_parent":         "You were invited to verify as a beneficial owner of %s.",
 		},
 		"de": {
-			"intro.title":       "Bevor Sie beginnen",
-			"intro.lead":        "Um Ihre Identität zu prüfen, bitten wir Sie um:",
-			"intro.lead.named":  "%s bittet uns, Ihre Identität zu prüfen. Wir bitten Sie um:",
-			"intro.time":        "Das dauert etwa 5 Minuten. Halten Sie Ihr Dokument bereit; Sie können die Kamera nutzen oder Dateien hochladen.",
-			"intro.start":       "Zustimmen und beginnen",
-			"consent.text":      "Ich bin einverstanden, dass meine personenbezogenen Daten, einschließlich Fotos meines Gesichts und meiner Dokumente, zur Prüfung meiner Identität verarbeitet werden.",
-			"consent.named":     "Ich bin einverstanden, dass %s und sein Prüfdienst meine personenbezogenen Daten, einschließlich Fotos meines Gesichts und meiner Dokumente, zur Prüfung meiner Identität verarbeiten.",
-			"field.consent":     "Einwilligung",
-			"err.consent":       "Bitte setzen Sie das Häkchen, um zuzustimmen, bevor Sie fortfahren.",
-			"ask.personal":      "Ihre persönlichen Angaben (Name, Geburtsdatum und Ähnliches)",
-			"ask.company":       "die Angaben zu Ihrem Unternehmen (Name, Registernummer, Land)",
-			"ask.identity_doc":  "ein Foto eines Ausweisdokuments: Reisepass, Personalausweis, Führerschein oder Aufenthaltstitel, je nach ausstellendem Land",
-			"ask.selfie":        "ein Foto Ihres Gesichts (Selfie)",
-			"ask.liveness":      "eine kurze Lebendigkeitsprüfung: einige Fotos, während Sie den Kopf drehen",
-			"ask.poa":           "einen Adressnachweis, etwa eine Rechnung oder einen Kontoauszug der letzten drei Monate",
-			"ask.questionnaire": "Antworten auf einige Fragen",
-			"ask.company_docs":  "die Unterlagen des Unternehmens, etwa den Handelsregisterauszug",
-			"ask.ubo":           "die wirtschaftlich Berechtigten, Geschäftsführer und Vertreter des Unternehmens",
-			"ask.screening":     "außerdem gleichen wir Ihren Namen mit Sanktions- und Warnlisten ab; dafür müssen Sie nichts tun",
+			"intro.title":              "Bevor Sie beginnen",
+			"intro.lead":               "Um Ihre Identität zu prüfen, bitten wir Sie um:",
+			"intro.lead.named":         "%s bittet uns, Ihre Identität zu prüfen. Wir bitten Sie um:",
+			"intro.time":               "Das dauert etwa 5 Minuten. Halten Sie Ihr Dokument bereit; Sie können die Kamera nutzen oder Dateien hochladen.",
+			"intro.start":              "Zustimmen und beginnen",
+			"consent.text":             "Ich bin einverstanden, dass meine personenbezogenen Daten, einschließlich Fotos meines Gesichts und meiner Dokumente, zur Prüfung meiner Identität verarbeitet werden.",
+			"consent.named":            "Ich bin einverstanden, dass %s und sein Prüfdienst meine personenbezogenen Daten, einschließlich Fotos meines Gesichts und meiner Dokumente, zur Prüfung meiner Identität verarbeiten.",
+			"field.consent":            "Einwilligung",
+			"err.consent":              "Bitte setzen Sie das Häkchen, um zuzustimmen, bevor Sie fortfahren.",
+			"ask.personal":             "Ihre persönlichen Angaben (Name, Geburtsdatum und Ähnliches)",
+			"ask.company":              "die Angaben zu Ihrem Unternehmen (Name, Registernummer, Land)",
+			"ask.identity_doc":         "ein Foto eines Ausweisdokuments: Reisepass, Personalausweis, Führerschein oder Aufenthaltstitel, je nach ausstellendem Land",
+			"ask.selfie":               "ein Foto Ihres Gesichts (Selfie)",
+			"ask.liveness":             "eine kurze Lebendigkeitsprüfung: einige Fotos, während Sie den Kopf drehen",
+			"ask.poa":                  "einen Adressnachweis, etwa eine Rechnung oder einen Kontoauszug der letzten drei Monate",
+			"ask.questionnaire":        "Antworten auf einige Fragen",
+			"ask.company_docs":         "die Unterlagen des Unternehmens, etwa den Handelsregisterauszug",
+			"ask.ubo":                  "die wirtschaftlich Berechtigten, Geschäftsführer und Vertreter des Unternehmens",
+			"ask.screening":            "außerdem gleichen wir Ihren Namen mit Sanktions- und Warnlisten ab; dafür müssen Sie nichts tun",
+			"intro.lead.company":       "Um Ihr Unternehmen zu prüfen, bitten wir Sie um:",
+			"intro.lead.named.company": "%s bittet uns, Ihr Unternehmen zu prüfen. Wir bitten Sie um:",
+			"intro.time.company":       "Das dauert etwa 5 Minuten. Halten Sie die Unterlagen Ihres Unternehmens bereit; Sie können Fotos oder PDF-Dateien hochladen.",
+			"consent.text.company":     "Ich bin einverstanden, dass die Daten, die ich über mein Unternehmen und die darin genannten Personen angebe, einschließlich der Unterlagen des Unternehmens, zur Prüfung meines Unternehmens verarbeitet werden.",
+			"consent.named.company":    "Ich bin einverstanden, dass %s und sein Prüfdienst die Daten, die ich über mein Unternehmen und die darin genannten Personen angebe, einschließlich der Unterlagen des Unternehmens, zur Prüfung meines Unternehmens verarbeiten.",
+			"ask.screening.company":    "außerdem gleichen wir den Namen des Unternehmens mit Sanktions- und Warnlisten ab; dafür müssen Sie nichts tun",
+			"intro.ubo_parent":         "Sie wurden eingeladen, sich als wirtschaftlich Berechtigte(r) von %s zu verifizieren.",
 		},
 	}
 }

@@ -116,6 +116,21 @@ func (p *sdkPage) T(key string) string {
 // Tf formats the message key with args.
 func (p *sdkPage) Tf(key string, args ...any) string { return fmt.Sprintf(p.T(key), args...) }
 
+// Ta returns the message key in the words for the page's applicant: for a
+// company its variant key+".company" where there is one (the company is
+// verified, not a person's identity), else key.
+func (p *sdkPage) Ta(key string) string {
+	if p.State.Applicant.Type == store.TypeCompany {
+		if _, ok := p.ui.messages["en"][key+".company"]; ok {
+			return p.T(key + ".company")
+		}
+	}
+	return p.T(key)
+}
+
+// Taf formats the message key of Ta with args.
+func (p *sdkPage) Taf(key string, args ...any) string { return fmt.Sprintf(p.Ta(key), args...) }
+
 // Has reports whether a document of kind (and side, if given) was uploaded.
 func (p *sdkPage) Has(kind, side string) bool {
 	for _, d := range p.State.Documents {
@@ -286,6 +301,9 @@ func (ui *UI) build(token string, st store.SDKState, requested string) *sdkPage 
 		}
 		p.fillIntro()
 	}
+	if p.WaitsForOwners() {
+		p.fillUbos()
+	}
 	if p.Mode != "step" {
 		return p
 	}
@@ -397,7 +415,16 @@ func (p *sdkPage) fill() {
 		p.CompanyDocs = append(p.CompanyDocs, sdkDocView{DocType: d, Label: p.docLabel(d), Uploaded: has && !retry, Rejected: has && retry})
 	}
 	p.fillDocCountry()
-	for _, u := range st.Ubos {
+	p.fillUbos()
+	p.UboForm = sdkUboForm{}
+	for _, r := range store.UboRoles() {
+		p.UboForm.Roles = append(p.UboForm.Roles, sdkOption{Value: r, Label: p.T("role." + r)})
+	}
+}
+
+// fillUbos lists the beneficial-owner rows with their states in words.
+func (p *sdkPage) fillUbos() {
+	for _, u := range p.State.Ubos {
 		roles := make([]string, len(u.Roles))
 		for i, r := range u.Roles {
 			roles[i] = p.T("role." + r)
@@ -405,10 +432,35 @@ func (p *sdkPage) fill() {
 		p.Ubos = append(p.Ubos, sdkUboView{FullName: u.FullName, Roles: strings.Join(roles, ", "),
 			OwnershipPercent: string(u.OwnershipPercent), Status: p.T("enrollment." + u.EnrollmentStatus)})
 	}
-	p.UboForm = sdkUboForm{}
-	for _, r := range store.UboRoles() {
-		p.UboForm.Roles = append(p.UboForm.Roles, sdkOption{Value: r, Label: p.T("role." + r)})
+}
+
+// WaitsForOwners reports whether the page waits for a company whose own
+// steps were reviewed and whose verdict waits for its beneficial owners'
+// verifications (SPEC §3.6: it closes when every child is terminal).
+func (p *sdkPage) WaitsForOwners() bool {
+	st := p.State
+	if p.Mode != "waiting" || st.Applicant.Type != store.TypeCompany || len(st.Ubos) == 0 {
+		return false
 	}
+	for _, s := range st.Steps {
+		if !s.Optional && (s.ReviewStatus != store.ReviewCompleted || s.ReviewAnswer == "") {
+			return false
+		}
+	}
+	return true
+}
+
+// OwnersOpen counts the beneficial-owner rows whose verification has not
+// reached a final verdict: not invited yet, in progress, to upload again
+// or with an expired link.
+func (p *sdkPage) OwnersOpen() int {
+	n := 0
+	for _, u := range p.State.Ubos {
+		if u.EnrollmentStatus != store.EnrollmentCompleted && u.EnrollmentStatus != store.EnrollmentRejected {
+			n++
+		}
+	}
+	return n
 }
 
 // uboPosted fills the row form with what was posted, for the page that

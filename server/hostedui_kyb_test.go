@@ -1,0 +1,83 @@
+package server_test
+
+import (
+	"net/url"
+	"testing"
+)
+
+// TestSDKKybCompanyWording: a company's intro and verdict speak of the
+// company, not of a person's identity, in English and German.
+func TestSDKKybCompanyWording(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("kw", "Wording GmbH")
+	personal := []string{`verify your identity`, `Have your document at hand`, `photos of my face`, `check your name against`}
+	r := in.sdkGet("/sdk/" + in.sdkNewSession("kw", nil))
+	wantStatusCode(t, r, 200, "intro")
+	wantHTML(t, r, `id="intro"`, `To verify your company we will ask you for:`, `Have your company&#39;s documents at hand`,
+		`to verify my company`, `check the company&#39;s name against`)
+	noHTML(t, r, personal...)
+	r = in.sdkGet("/sdk/" + in.sdkNewSession("kw", map[string]any{"lang": "de"}))
+	wantHTML(t, r, `Um Ihr Unternehmen zu prüfen, bitten wir Sie um:`, `Halten Sie die Unterlagen Ihres Unternehmens bereit`)
+	noHTML(t, r, `Ihre Identität`, `Halten Sie Ihr Dokument bereit`, `Fotos meines Gesichts`)
+
+	// A RED verdict.
+	token := in.sdkSession("kw", nil)
+	page := "/sdk/" + token
+	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
+		wantStatusCode(t, in.sdkUpload(page+"/documents", "", part{name: "kind", value: "company_docs"}, part{name: "docType", value: dt},
+			part{name: "file", data: pngImage(t, 300, 420, uint64(60+i))}), 303, dt)
+	}
+	wantStatusCode(t, in.sdkForm(page+"/submit", url.Values{}), 303, "submit")
+	in.expect(200, "POST", "/v1/applicants/kw/sandbox/review", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "FINAL", "rejectLabels": []string{"OTHER"}})
+	r = in.sdkGet(page)
+	wantHTML(t, r, `id="verdict"`, `We could not verify your company with the data provided.`)
+	noHTML(t, r, `your identity`)
+	r = in.sdkGet("/sdk/" + in.sdkSession("kw", map[string]any{"lang": "de"}))
+	wantHTML(t, r, `Wir konnten Ihr Unternehmen mit den angegebenen Daten nicht bestätigen.`)
+	noHTML(t, r, `Ihre Identität`)
+}
+
+// TestSDKKybWaitsForOwners: a company whose own steps were reviewed and
+// that waits for its beneficial owners says so, with how many are open.
+func TestSDKKybWaitsForOwners(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("kwait", "Owners GmbH",
+		map[string]any{"fullName": "Ada King", "roles": []string{"ubo"}, "ownershipPercent": 50},
+		map[string]any{"fullName": "Bob Stone", "roles": []string{"director"}})
+	token := in.sdkSession("kwait", nil)
+	in.submitCompany("kwait", 70)
+	in.waitReviewStatus("kwait", "in_review")
+	in.spawn(201, "kwait", 0, nil)
+	r := in.sdkGet("/sdk/" + token)
+	wantStatusCode(t, r, 200, "waiting")
+	wantHTML(t, r, `id="waiting"`, `Your company&#39;s data has been checked`,
+		`id="owners-open">We are waiting for the beneficial owners to verify: 2 of 2 have not finished yet.`,
+		`<strong class="name">Ada King</strong>.*<span class="status">verification in progress</span>`,
+		`<strong class="name">Bob Stone</strong>.*<span class="status">not invited yet</span>`)
+	noHTML(t, r, `We are checking your data`)
+	r = in.sdkGet("/sdk/" + token + "?refresh=off")
+	wantHTML(t, r, `id="owners-open"`, `id="refresh-check"`)
+	r = in.sdkGet("/sdk/" + in.sdkSession("kwait", map[string]any{"lang": "de"}))
+	wantHTML(t, r, `Die Daten Ihres Unternehmens wurden geprüft`, `2 von 2 haben noch nicht abgeschlossen`)
+}
+
+// TestSDKUboChildNamesCompany: a beneficial owner's intro names the
+// company the owner was invited for.
+func TestSDKUboChildNamesCompany(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("kparent", "Parent & Söhne AG", map[string]any{"fullName": "Ada King", "roles": []string{"ubo"}, "ownershipPercent": 50},
+		map[string]any{"fullName": "Bob Stone", "roles": []string{"director"}})
+	child := in.spawn(201, "kparent", 0, nil)
+	r := in.sdkGet("/sdk/" + child.SDKLink.Token)
+	wantStatusCode(t, r, 200, "child intro")
+	wantHTML(t, r, `id="intro"`, `id="ubo-parent">You were invited to verify as a beneficial owner of Parent &amp; Söhne AG.`,
+		`To verify your identity`)
+	de := in.spawn(201, "kparent", 1, map[string]any{"lang": "de"})
+	wantHTML(t, in.sdkGet("/sdk/"+de.SDKLink.Token), `id="ubo-parent">Sie wurden eingeladen, sich als wirtschaftlich Berechtigte\(r\) von Parent &amp; Söhne AG zu verifizieren.`)
+	// Anyone else's intro names no company.
+	in.createApplicant("kalone", "Green")
+	noHTML(t, in.sdkGet("/sdk/"+in.sdkNewSession("kalone", nil)), `id="ubo-parent"`)
+}
