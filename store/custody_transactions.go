@@ -604,15 +604,6 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
 			return err
 		}
-		// A transaction drafted after this one was written first: this
-		// one takes the time it is written and a new id, so that lists
-		// (newest first, in the order written) agree with createdAt and
-		// the ids, and a partner polling by createdAt misses nothing.
-		if t.writtenSince(env, d.x.TransactionID) {
-			if err := d.seal(t.now); err != nil {
-				return err
-			}
-		}
 		var err error
 		if out, err = t.submitTransaction(env, d); err != nil {
 			return err
@@ -624,20 +615,6 @@ func (s *Store) create(env Env, scope string, idem Idem, prepare func(t *txn) (d
 		return out, nil, err
 	}
 	return out, rec, nil
-}
-
-// writtenSince reports whether the environment's newest transaction has a
-// later uuid v7 than id, minted after it: one drafted later but written
-// first. The newest record's JSON starts with its id (appendJSON, and
-// encoding/json in field order), so no record is decoded.
-func (t *txn) writtenSince(env Env, id string) bool {
-	const prefix = `{"transactionId":"`
-	_, v := t.env(env, "transactions_idx").Cursor().Last()
-	if len(v) < len(prefix)+36 || string(v[:len(prefix)]) != prefix {
-		return false
-	}
-	newest := v[len(prefix) : len(prefix)+36]
-	return newest[14] == '7' && string(newest) > id // ids minted before v7 (uuid v4) order nothing
 }
 
 // Transaction returns a transaction. Returns ENOTFOUND transaction_not_found.
