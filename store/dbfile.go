@@ -61,27 +61,7 @@ func openReadOnly(path string) (*bolt.DB, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := whole(db, path); err != nil {
-		db.Close()
-		return nil, err
-	}
 	return db, nil
-}
-
-// whole checks that the file of db is as long as its meta page says: a
-// truncated copy would be read past its end, which is a fault (SIGBUS), not
-// a panic that damaged can turn into an error.
-func whole(db *bolt.DB, path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	return db.View(func(tx *bolt.Tx) error {
-		if need := tx.Size(); fi.Size() < need {
-			return fmt.Errorf("open %s: the file is damaged (truncated: %d bytes of %d); restore it from a backup", path, fi.Size(), need)
-		}
-		return nil
-	})
 }
 
 // damaged turns a panic of bbolt on a damaged file (a page that does not
@@ -94,11 +74,12 @@ func damaged(path string, err *error) {
 	}
 }
 
-// shortFile returns the error whole would for a file shorter than its
-// newest meta page says its pages reach, before bbolt opens it: bbolt's
-// Open itself reads past the end of such a partial copy (its freelist),
-// which faults, and a fault inside Open leaves the file locked. A file
-// whose meta pages do not read as bbolt's is left to bbolt's own checks.
+// shortFile returns an error naming path for a file shorter than its
+// newest valid meta page says its pages reach (a partial copy), before
+// bbolt opens it: bbolt's Open itself reads past the end of such a file
+// (its freelist), which faults, and a fault inside Open leaves the file
+// locked; later reads would fault too. A file with no meta page that
+// reads as bbolt's is left to bbolt's own checks.
 func shortFile(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -128,14 +109,16 @@ func shortFile(path string) error {
 		pageSize = binary.LittleEndian.Uint32(m[8:])
 		return pageSize, binary.LittleEndian.Uint64(m[40:]) * uint64(pageSize), binary.LittleEndian.Uint64(m[48:]), true
 	}
+	// bbolt takes the valid meta page of the higher txid; the second
+	// sits one page in (the default page size when the first is bad).
 	pageSize, need, txid, ok := read(0)
 	if !ok {
-		return nil
+		pageSize = uint32(os.Getpagesize())
 	}
-	if _, need1, txid1, ok := read(int64(pageSize)); ok && txid1 > txid {
-		need = need1
+	if _, need1, txid1, ok1 := read(int64(pageSize)); ok1 && (!ok || txid1 > txid) {
+		need, ok = need1, true
 	}
-	if uint64(fi.Size()) < need {
+	if ok && uint64(fi.Size()) < need {
 		return fmt.Errorf("open %s: the file is damaged (truncated: %d bytes of %d); restore it from a backup", path, fi.Size(), need)
 	}
 	return nil

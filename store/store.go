@@ -190,9 +190,6 @@ func Open(path string, opt Options) (_ *Store, err error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := whole(db, path); err != nil {
-		return nil, err
-	}
 	db.NoSync = opt.NoSync
 	s := &Store{db: db, now: opt.Now, log: opt.Logger, settings: opt.Settings.withDefaults(), pwCost: opt.PasswordCost}
 	s.commit.db = db
