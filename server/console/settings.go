@@ -152,14 +152,12 @@ func (c *Console) SetWebhook(w http.ResponseWriter, r *Request) error {
 		// type, as PUT /webhooks/outbound without subscribedEventTypes.
 		// Unless the webhook is subscribed to nothing ([]), which the
 		// page shows with no box ticked: saved as shown, it stays so.
-		cur, err := c.store.WebhookConfig(r.env)
-		switch {
-		case err == nil && cur.SubscribedEventTypes != nil && len(cur.SubscribedEventTypes) == 0 && r.PostForm.Get("subscription") != "":
-			types = []string{}
-		case r.PostForm.Get("subscription") != "":
-			return c.settingsPage(w, r, http.StatusBadRequest, &settingsForm{Section: "webhook", URL: raw, Err: "Choose at least one event type."})
-		default:
+		if r.PostForm.Get("subscription") == "" {
 			types = nil
+		} else if cur, err := c.store.WebhookConfig(r.env); err == nil && cur.SubscribedEventTypes != nil && len(cur.SubscribedEventTypes) == 0 {
+			types = []string{}
+		} else {
+			return c.settingsPage(w, r, http.StatusBadRequest, &settingsForm{Section: "webhook", URL: raw, Err: "Choose at least one event type."})
 		}
 	}
 	if everyCustodyType(types) {
