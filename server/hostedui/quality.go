@@ -91,12 +91,11 @@ func (p *sdkPage) readQuality(v string) {
 }
 
 // photoName names an upload field in words: the side of an identity
-// document, a company document's type, else the step's name.
+// document, a company document's type (as the step lists it), else the
+// step's name.
 func (p *sdkPage) photoName(field string) string {
-	if doc, ok := strings.CutPrefix(field, "file."); ok {
-		if l := p.T("doc." + doc); l != "doc."+doc {
-			return l // a known document type only: the query is the applicant's to edit
-		}
+	if doc, ok := strings.CutPrefix(field, "file."); ok && slices.Contains(p.State.CompanyRequiredDocuments, doc) {
+		return p.docLabel(doc) // one the level asks for only: the query is the applicant's to edit
 	}
 	switch field {
 	case "front":
