@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -56,7 +55,7 @@ func sameFile(a, b string) bool {
 // writeBackup writes the backup of the db at db to a temporary file beside
 // out and renames it into place, so out is never a partial copy.
 func writeBackup(db, out string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".complybox-backup-*")
+	tmp, err := createTempBeside(out, "backup")
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -48,7 +47,7 @@ func newCompactCmd(a *app) *cobra.Command {
 // writeCompact compacts db into a temporary file beside out and renames it
 // into place, so out is never a partial copy. It returns both sizes.
 func writeCompact(db, out string) (before, after int64, err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".complybox-compact-*")
+	tmp, err := createTempBeside(out, "compact")
 	if err != nil {
 		return 0, 0, err
 	}
