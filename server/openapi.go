@@ -18,8 +18,8 @@ var openapiFragments embed.FS
 // operationId. Then the conventions every operation shares (SPEC §2) are
 // applied once, here, so that no fragment can forget one: the shared error
 // responses, X-Request-Id on every response, Location on the 201s that set
-// it, and the X-Environment parameter on every API operation. servers[]
-// is cfg.PublicURL.
+// it, the X-Environment parameter on every API operation and one cursor
+// parameter (its meaning) on every list. servers[] is cfg.PublicURL.
 func openapiDocument(cfg Config) ([]byte, error) {
 	var doc map[string]any
 	base, err := openapiFragments.ReadFile("openapi/base.json")
@@ -200,8 +200,12 @@ func applyConventions(doc map[string]any) {
 			params, _ := op["parameters"].([]any)
 			kept := params[:0]
 			for _, p := range params {
-				if pm, _ := p.(map[string]any); pm["name"] == "Idempotency-Key" || pm["name"] == "X-Environment" {
+				pm, _ := p.(map[string]any)
+				if pm["name"] == "Idempotency-Key" || pm["name"] == "X-Environment" {
 					continue // declared once under components
+				}
+				if pm["name"] == "cursor" && pm["in"] == "query" {
+					p = map[string]any{"$ref": "#/components/parameters/Cursor"} // one text for every list
 				}
 				kept = append(kept, p)
 			}

@@ -731,7 +731,8 @@ func (s *Store) Transactions(env Env, f TransactionFilter, p Page) ([]Transactio
 	out := []Transaction{}
 	var next *string
 	err := s.viewIn(env, func(t *txn) error {
-		scan := listScan{seqs: t.env(env, "transactions_idx"), filters: t.env(env, "transactions_bits"), log: t.logOf(env, "transactions_bits"), keys: f.keys()}
+		scan := listScan{kind: cursorKind{listTransactions, env}, seqs: t.env(env, "transactions_idx"), filters: t.env(env, "transactions_bits"),
+			log: t.logOf(env, "transactions_bits"), keys: f.keys()}
 		var err error
 		next, err = scan.run(p, func(_ uint64, rec []byte) (bool, error) {
 			s.listDecodes.Add(1)

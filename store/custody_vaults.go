@@ -118,7 +118,7 @@ func (s *Store) Vaults(env Env, p Page) ([]Vault, *string, error) {
 	var next *string
 	err := s.viewIn(env, func(t *txn) error {
 		var err error
-		next, err = scanIndex(t.env(env, "vaults_idx"), p, func(id []byte) (bool, error) {
+		next, err = scanIndex(t.env(env, "vaults_idx"), cursorKind{listVaults, env}, p, func(id []byte) (bool, error) {
 			v, err := t.vault(env, string(id))
 			if err != nil {
 				return false, err

@@ -176,7 +176,7 @@ func (s *Store) VaultWallets(env Env, vaultID string, p Page) ([]Wallet, *string
 			return err
 		}
 		var err error
-		scan := listScan{seqs: t.env(env, "wallets_idx"), filters: t.env(env, "wallets_by"), keys: []fkey{{fWalletVault, vaultID}}}
+		scan := listScan{kind: cursorKind{listWallets, env}, seqs: t.env(env, "wallets_idx"), filters: t.env(env, "wallets_by"), keys: []fkey{{fWalletVault, vaultID}}}
 		next, err = scan.run(p, func(_ uint64, id []byte) (bool, error) {
 			s.listDecodes.Add(1)
 			w, err := t.wallet(env, string(id))

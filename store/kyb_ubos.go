@@ -449,7 +449,7 @@ func (s *Store) Ubos(env Env, extID string, p Page) ([]UboRow, *string, error) {
 	from := uint64(0)
 	if p.Cursor != "" {
 		var err error
-		if from, err = decodeCursor(p.Cursor); err != nil {
+		if from, err = decodeCursor(cursorKind{listUbos, env}, p.Cursor); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -466,7 +466,7 @@ func (s *Store) Ubos(env Env, extID string, p Page) ([]UboRow, *string, error) {
 		}
 		for i := int(min(from, uint64(len(a.Ubos)))); i < len(a.Ubos); i++ {
 			if len(out) == limit {
-				c := encodeCursor(uint64(i))
+				c := encodeCursor(cursorKind{listUbos, env}, uint64(i))
 				next = &c
 				break
 			}

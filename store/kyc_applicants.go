@@ -451,7 +451,7 @@ func (s *Store) Applicants(env Env, f ApplicantFilter, p Page) ([]Applicant, *st
 		return nil, nil, Invalid("type", "type must be individual or company")
 	}
 	query := strings.ToLower(strings.TrimSpace(f.Query))
-	scan := listScan{keys: f.keys()}
+	scan := listScan{kind: cursorKind{listApplicants, env}, keys: f.keys()}
 	if query != "" {
 		scan.budget = SearchSlice
 	}

@@ -86,7 +86,8 @@ type HistoryPage struct {
 
 // ReviewHistory returns the partner-visible history of an applicant, newest
 // first, at most 200 entries. Returns ENOTFOUND and EINVALID for an event
-// type outside the partner-visible list or a limit outside 1..200.
+// type outside the partner-visible list, a limit outside 1..200 or a cursor
+// that is not one of this applicant's history.
 func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPage, error) {
 	if q.EventType != "" && !inList(historyEventTypes(), q.EventType) {
 		return HistoryPage{}, Invalid("eventType", "eventType must be one of %s", strings.Join(historyEventTypes(), ", "))
@@ -117,8 +118,14 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 		if err != nil {
 			return err
 		}
+		// The pages before ended with the cursor's entry: skip up to it,
+		// whatever the filters (a cursor is a position).
 		skipping := after != ""
 		for _, h := range all {
+			last := skipping && h.ID == after
+			if last {
+				skipping = false
+			}
 			if h.Internal || !inList(historyEventTypes(), h.EventType) ||
 				(q.EventType != "" && h.EventType != q.EventType) || (!q.Since.IsZero() && h.AtUtc.Before(q.Since)) {
 				continue
@@ -129,8 +136,7 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 			// applicant); totalItems still counts them all.
 			returnable := out.TotalItems <= maxHistoryReturned
 			switch {
-			case skipping:
-				skipping = h.ID != after
+			case skipping || last:
 			case !returnable:
 			case len(out.Items) < q.Limit:
 				out.Items = append(out.Items, h)
@@ -138,6 +144,9 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 				cur := base64.RawURLEncoding.EncodeToString([]byte(historyCursorPrefix + out.Items[len(out.Items)-1].ID))
 				out.NextCursor = &cur
 			}
+		}
+		if skipping {
+			return Invalid("cursor", "cursor was not returned by this applicant's review history: a cursor pages only the list that returned it")
 		}
 		return nil
 	})

@@ -153,6 +153,7 @@ type listScan struct {
 	seqs    *bolt.Bucket // the list's sequence index: seq -> id or record
 	filters *bolt.Bucket // the list's filter index
 	log     *bolt.Bucket // its log when it is written behind (list_filter_log.go), else nil
+	kind    cursorKind   // the list and environment its cursors name
 	keys    []fkey       // equality filters; every one must hold
 	lo, hi  uint64       // sequence bounds, inclusive; hi 0 means none
 	// budget bounds the records visited in one call (0: no bound). A walk
@@ -165,8 +166,8 @@ type listScan struct {
 // sequence and the sequence index's value of every candidate, until visit
 // has accepted the page's limit. It returns the cursor of the next page, or
 // nil when no candidate is left. The cursor is the next candidate's
-// sequence + 1, the same form whatever the filter, so cursors stay opaque
-// and stable across pages.
+// sequence + 1 under the scan's kind, the same form whatever the filter, so
+// cursors stay opaque and stable across pages.
 func (l listScan) run(p Page, visit func(seq uint64, v []byte) (bool, error)) (*string, error) {
 	limit := p.Limit
 	if limit == 0 {
@@ -177,7 +178,7 @@ func (l listScan) run(p Page, visit func(seq uint64, v []byte) (bool, error)) (*
 		bound = l.hi
 	}
 	if p.Cursor != "" {
-		seq, err := decodeCursor(p.Cursor)
+		seq, err := decodeCursor(l.kind, p.Cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +200,7 @@ func (l listScan) run(p Page, visit func(seq uint64, v []byte) (bool, error)) (*
 			return nil, nil
 		}
 		if n == limit || (l.budget > 0 && visited == l.budget) {
-			c := encodeCursor(seq + 1)
+			c := encodeCursor(l.kind, seq+1)
 			return &c, nil
 		}
 		if v := l.seqs.Get(itob(seq)); v != nil {

@@ -418,7 +418,7 @@ func (f DeliveryFilter) keys() []fkey {
 // through their indexes, since/until as sequence bounds from the createdAt
 // index. ok is false when no delivery falls in the time range.
 func (f DeliveryFilter) scan(t *txn, env Env) (scan listScan, ok bool) {
-	scan = listScan{seqs: t.env(env, "deliveries_idx"), filters: t.env(env, "deliveries_bits"), log: t.logOf(env, "deliveries_bits"), keys: f.keys()}
+	scan = listScan{kind: cursorKind{listDeliveries, env}, seqs: t.env(env, "deliveries_idx"), filters: t.env(env, "deliveries_bits"), log: t.logOf(env, "deliveries_bits"), keys: f.keys()}
 	if !f.Since.IsZero() || !f.Until.IsZero() {
 		var empty bool
 		if scan.lo, scan.hi, empty = timeBounds(scan.filters, scan.log, fDeliveryCreated, f.Since, f.Until); empty {
@@ -437,7 +437,7 @@ func (s *Store) Deliveries(env Env, f DeliveryFilter, p Page) ([]DeliverySummary
 		scan, ok := f.scan(t, env)
 		if !ok {
 			if p.Cursor != "" {
-				_, err := decodeCursor(p.Cursor)
+				_, err := decodeCursor(scan.kind, p.Cursor)
 				return err
 			}
 			return nil
