@@ -90,3 +90,81 @@ func TestSDKUboChildNamesCompany(t *testing.T) {
 	in.createApplicant("kalone", "Green")
 	noHTML(t, in.sdkGet("/sdk/"+in.sdkNewSession("kalone", nil)), `id="ubo-parent"`)
 }
+
+// ownStepsReviewed waits until the sandbox reviewer judged the company
+// extID's own steps and the company waits in_review for its owners.
+func (in *instance) ownStepsReviewed(extID string) {
+	in.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for in.stepStatuses(extID)["company_docs"] != "completed/GREEN" {
+		if time.Now().After(deadline) {
+			in.t.Fatalf("steps %v, want the own steps reviewed", in.stepStatuses(extID))
+		}
+		runtimeYield()
+	}
+	in.waitReviewStatus(extID, "in_review")
+}
+
+// TestSDKStateOwnersOpen: while a company's own steps are reviewed and its
+// verdict waits for its beneficial owners, the page API's state says how
+// many owners have not finished (ownersOpen) and the waiting page carries
+// the same number (data-owners-open), which app.js compares to show the
+// progress; an owner verified GREEN counts down at once. Before the
+// company's own review and once its verdict is there it is null.
+func TestSDKStateOwnersOpen(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("kopen", "Open GmbH",
+		map[string]any{"fullName": "Ada King", "dateOfBirth": "1980-02-02", "roles": []string{"ubo"}, "ownershipPercent": 50},
+		map[string]any{"fullName": "Bob Stone", "dateOfBirth": "1970-03-03", "roles": []string{"director"}})
+	token := in.sdkSession("kopen", nil)
+	ownersOpen := func(what string) any {
+		t.Helper()
+		r := in.sdkAPI("GET", "/api/v1/sdk/state", token, "")
+		wantStatusCode(t, r, 200, what)
+		v, ok := r.m(t)["ownersOpen"]
+		if !ok {
+			t.Fatalf("%s: state without ownersOpen: %.600s", what, r.Body)
+		}
+		return v
+	}
+	if v := ownersOpen("before submission"); v != nil {
+		t.Errorf("before submission ownersOpen %v, want null", v)
+	}
+	in.submitCompany("kopen", 80)
+	in.ownStepsReviewed("kopen")
+	var children []string
+	for i := range 2 {
+		children = append(children, in.spawn(201, "kopen", i, nil).ChildExternalUserID)
+	}
+	if v := ownersOpen("both owners open"); v != 2.0 {
+		t.Errorf("both owners open: ownersOpen %v, want 2", v)
+	}
+	r := in.sdkGet("/sdk/" + token)
+	wantHTML(t, r, `id="waiting"[^>]* data-owners-open="2"`, `2 of 2 have not finished yet`,
+		`<li class="row" data-ubo="0" data-status="pending">`, `<li class="row" data-ubo="1" data-status="pending">`)
+
+	in.expect(200, "POST", "/v1/applicants/"+children[0]+"/verify", verifyBody(t, 82))
+	if v := ownersOpen("one owner verified"); v != 1.0 {
+		t.Errorf("one owner verified: ownersOpen %v, want 1", v)
+	}
+	r = in.sdkGet("/sdk/" + token)
+	wantHTML(t, r, `id="waiting"[^>]* data-owners-open="1"`, `1 of 2 have not finished yet`,
+		`<li class="row" data-ubo="0" data-status="completed">.*<span class="status">verified</span>`)
+	// The page's words for each state, for app.js to show a change.
+	wantHTML(t, r, `data-t-owners="We are waiting for the beneficial owners to verify: %d of %d have not finished yet."`,
+		`data-t-enrollment-completed="verified"`, `data-t-enrollment-failed="must upload again"`)
+
+	in.expect(200, "POST", "/v1/applicants/"+children[1]+"/verify", verifyBody(t, 84))
+	in.waitReviewStatus("kopen", "completed")
+	if v := ownersOpen("verdict"); v != nil {
+		t.Errorf("with the verdict ownersOpen %v, want null", v)
+	}
+
+	// An individual has no owners to wait for.
+	in.createApplicant("kopen-person", "Green")
+	r = in.sdkAPI("GET", "/api/v1/sdk/state", in.sdkSession("kopen-person", nil), "")
+	if m := r.m(t); m["ownersOpen"] != nil {
+		t.Errorf("an individual's ownersOpen %v, want null", m["ownersOpen"])
+	}
+}

@@ -93,6 +93,11 @@ type SDKState struct {
 	Verdict                  *SDKVerdict   `json:"verdict"`
 	RedirectURL              NullString    `json:"redirectUrl"`       // returnUrl with externalUserId and reviewAnswer, once there is a verdict
 	ConsentGivenAtUtc        Time          `json:"consentGivenAtUtc"` // null until the applicant accepts the intro's consent line
+	// OwnersOpen is, while a company's own steps are reviewed and its
+	// verdict waits for its beneficial owners (SPEC §3.6), how many of
+	// its rows have no final verdict yet (the hosted page's count); nil
+	// otherwise.
+	OwnersOpen *int `json:"ownersOpen"`
 	// ParentCompanyName is, for a beneficial owner spawned from a
 	// company's row, the company's name, so the hosted page can say whom
 	// the owner verifies for; "" otherwise. SDKView fills it; it is not
@@ -184,6 +189,15 @@ func sdkState(x Session, a *diskApplicant, l Level) SDKState {
 		for _, r := range *rows {
 			v.Ubos = append(v.Ubos, sdkUbo(r))
 		}
+	}
+	if a.awaitsOwners() {
+		n := 0
+		for _, r := range v.Ubos {
+			if r.EnrollmentStatus != EnrollmentCompleted && r.EnrollmentStatus != EnrollmentRejected {
+				n++
+			}
+		}
+		v.OwnersOpen = &n
 	}
 	if v.CompanyRequiredDocuments == nil {
 		v.CompanyRequiredDocuments = []string{}

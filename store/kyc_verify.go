@@ -139,10 +139,17 @@ func (a *diskApplicant) acceptsStepData() error {
 // own steps were all reviewed and that waits for its beneficial owners'
 // verifications: its own data, documents or fields, stays as reviewed.
 func (a *diskApplicant) waitsForOwners() error {
-	if a.Type == TypeCompany && len(a.Ubos) > 0 && !a.InReview && a.Review.ReviewStatus == ReviewInReview && a.ownStepsReviewed() {
+	if a.awaitsOwners() {
 		return Conflict("review_in_progress", "company %q waits for its beneficial owners' verification; its own data was reviewed (reset it to collect new data)", a.ExternalID)
 	}
 	return nil
+}
+
+// awaitsOwners reports whether a is a company whose own steps were all
+// reviewed and whose verdict waits for its beneficial owners'
+// verifications.
+func (a *diskApplicant) awaitsOwners() bool {
+	return a.Type == TypeCompany && len(a.Ubos) > 0 && !a.InReview && a.Review.ReviewStatus == ReviewInReview && a.ownStepsReviewed()
 }
 
 // ownStepsReviewed reports whether every required step of the applicant has

@@ -83,9 +83,13 @@ type sdkQuestionView struct {
 	Options                     []sdkOption
 }
 
-// sdkUboView is a beneficial-owner row as the page lists it.
+// sdkUboView is a beneficial-owner row as the page lists it; Index and
+// Enrollment (its uboIndex and enrollmentStatus) let app.js match it with
+// the state's row.
 type sdkUboView struct {
 	FullName, Roles, OwnershipPercent, Status string
+	Index                                     int
+	Enrollment                                string
 }
 
 // sdkUboForm is the form that adds a row: empty, or what was posted when
@@ -430,37 +434,25 @@ func (p *sdkPage) fillUbos() {
 			roles[i] = p.T("role." + r)
 		}
 		p.Ubos = append(p.Ubos, sdkUboView{FullName: u.FullName, Roles: strings.Join(roles, ", "),
-			OwnershipPercent: string(u.OwnershipPercent), Status: p.T("enrollment." + u.EnrollmentStatus)})
+			OwnershipPercent: string(u.OwnershipPercent), Status: p.T("enrollment." + u.EnrollmentStatus),
+			Index: u.UboIndex, Enrollment: u.EnrollmentStatus})
 	}
 }
 
 // WaitsForOwners reports whether the page waits for a company whose own
 // steps were reviewed and whose verdict waits for its beneficial owners'
 // verifications (SPEC §3.6: it closes when every child is terminal).
-func (p *sdkPage) WaitsForOwners() bool {
-	st := p.State
-	if p.Mode != "waiting" || st.Applicant.Type != store.TypeCompany || len(st.Ubos) == 0 {
-		return false
-	}
-	for _, s := range st.Steps {
-		if !s.Optional && (s.ReviewStatus != store.ReviewCompleted || s.ReviewAnswer == "") {
-			return false
-		}
-	}
-	return true
-}
+func (p *sdkPage) WaitsForOwners() bool { return p.Mode == "waiting" && p.State.OwnersOpen != nil }
 
 // OwnersOpen counts the beneficial-owner rows whose verification has not
 // reached a final verdict: not invited yet, in progress, to upload again
-// or with an expired link.
+// or with an expired link. The state's ownersOpen, which app.js compares
+// with the page's data-owners-open.
 func (p *sdkPage) OwnersOpen() int {
-	n := 0
-	for _, u := range p.State.Ubos {
-		if u.EnrollmentStatus != store.EnrollmentCompleted && u.EnrollmentStatus != store.EnrollmentRejected {
-			n++
-		}
+	if p.State.OwnersOpen == nil {
+		return 0
 	}
-	return n
+	return *p.State.OwnersOpen
 }
 
 // uboPosted fills the row form with what was posted, for the page that

@@ -257,18 +257,50 @@
 
   // Waiting for the verdict: poll the state with backoff, reload once it
   // is there (the page then shows it). Without script a meta refresh does.
-  // Neither when the applicant turned it off (?refresh=off).
-  if (body.getAttribute('data-mode') === 'waiting' && window.fetch && token && !document.querySelector('#waiting[data-refresh=off]')) {
+  // Neither when the applicant turned it off (?refresh=off). A company
+  // waiting for its beneficial owners (data-owners-open) sees their
+  // progress as it comes, as often as the meta refresh would show it
+  // (every 5 s): the count and the owners' states change in place, in the
+  // section's live region, so a screen reader hears them and focus stays
+  // where it is. A change the page cannot show in place (the wait for the
+  // owners starts or ends, a row comes or goes) reloads it.
+  var waiting = document.getElementById('waiting');
+  if (body.getAttribute('data-mode') === 'waiting' && window.fetch && token && waiting && waiting.getAttribute('data-refresh') !== 'off') {
+    var owners = waiting.getAttribute('data-owners-open'); // null: no wait for owners
+    var cap = owners === null ? 30000 : 5000;
+    // shown reports whether the page shows state s, after showing the
+    // owners' progress in place.
+    var shown = function (s) {
+      var open = s.ownersOpen == null ? null : String(s.ownersOpen);
+      if (open === null || owners === null) return open === owners;
+      var rows = waiting.querySelectorAll('#ubo-rows li[data-ubo]');
+      var ubos = s.ubos || [];
+      if (ubos.length !== rows.length) return false;
+      for (var i = 0; i < ubos.length; i++) {
+        if (rows[i].getAttribute('data-ubo') !== String(ubos[i].uboIndex)) return false;
+      }
+      if (open !== owners) {
+        owners = open;
+        waiting.setAttribute('data-owners-open', open);
+        document.getElementById('owners-open').textContent = t('owners').replace('%d', open).replace('%d', ubos.length);
+      }
+      ubos.forEach(function (u, i) {
+        if (rows[i].getAttribute('data-status') === u.enrollmentStatus) return;
+        rows[i].setAttribute('data-status', u.enrollmentStatus);
+        rows[i].querySelector('.status').textContent = t('enrollment-' + u.enrollmentStatus) || u.enrollmentStatus;
+      });
+      return true;
+    };
     var delay = 2000;
     var poll = function () {
       fetch('/api/v1/sdk/state', { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store', referrerPolicy: 'no-referrer' })
         .then(function (r) { return r.ok ? r.json() : null; })
         .then(function (s) {
-          if (!s || !s.inReview) { window.location.reload(); return; }
-          delay = Math.min(delay * 1.5, 30000);
+          if (!s || !s.inReview || !shown(s)) { window.location.reload(); return; }
+          delay = Math.min(delay * 1.5, cap);
           setTimeout(poll, delay);
         })
-        .catch(function () { delay = Math.min(delay * 2, 30000); setTimeout(poll, delay); });
+        .catch(function () { delay = Math.min(delay * 2, cap); setTimeout(poll, delay); });
     };
     setTimeout(poll, delay);
   }
