@@ -66,20 +66,39 @@ var keyLayout = []byte("layout")
 // migrateBatch is the most records one upgrade transaction touches.
 const migrateBatch = 10000
 
-// migrate brings the file's derived records to layoutVersion.
-func (s *Store) migrate() error {
+// fileLayout returns the layout the file was written in: 0 for a file
+// without one (a new file, or one from before layouts were numbered).
+func fileLayout(db *bolt.DB) (uint64, error) {
 	var v uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(bucketMeta).Get(keyLayout); len(b) == 8 {
-			v = btoi(b)
+	err := db.View(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			if b := meta.Get(keyLayout); len(b) == 8 {
+				v = btoi(b)
+			}
 		}
 		return nil
 	})
+	return v, err
+}
+
+// refuseNewer returns the error for a file of a layout later than this
+// version knows, nil otherwise. Open asks it before it writes anything.
+func refuseNewer(db *bolt.DB) error {
+	v, err := fileLayout(db)
+	if err != nil || v <= layoutVersion {
+		return err
+	}
+	return fmt.Errorf("the file was written by a newer complybox (layout %d; this version knows layouts up to %d): run that version, or restore a backup this version wrote", v, layoutVersion)
+}
+
+// migrate brings the file's derived records to layoutVersion.
+func (s *Store) migrate() error {
+	v, err := fileLayout(s.db)
 	if err != nil || v == layoutVersion {
 		return err
 	}
-	if v > layoutVersion {
-		return fmt.Errorf("the file was written by a newer complybox (layout %d; this version knows layouts up to %d): run that version, or restore a backup this version wrote", v, layoutVersion)
+	if err := refuseNewer(s.db); err != nil {
+		return err
 	}
 	if v < 2 {
 		for _, env := range Envs() {

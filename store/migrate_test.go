@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -294,9 +295,18 @@ func TestOpenRefusesNewerLayout(t *testing.T) {
 		return was
 	}
 	setLayout(future)
-	_, err := store.Open(path, store.Options{})
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Open(path, store.Options{})
 	if err == nil || !strings.Contains(err.Error(), "newer complybox (layout 99") {
 		t.Fatalf("Open of a layout 99 file: %v", err)
+	}
+	// Not one byte written: a later layout may keep what this version's
+	// set-up would add or move (its buckets, the schedule) otherwise.
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the refused Open changed the file (err %v)", err)
 	}
 	if got := setLayout(nil); !bytes.Equal(got, future) {
 		t.Errorf("layout after the refused Open: %v, want %v", got, future)

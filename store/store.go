@@ -198,6 +198,10 @@ func Open(path string, opt Options) (_ *Store, err error) {
 	if f := s.settings.KYC.SanctionsFile; f != "" {
 		s.sanctions = screening.NewSanctionsList(f)
 	}
+	// A file of a later layout is refused before a byte of it is written.
+	if err := refuseNewer(db); err != nil {
+		return nil, fmt.Errorf("open %s: upgrade: %w", path, err)
+	}
 	if err := db.Update(func(tx *bolt.Tx) error {
 		if err := initBuckets(tx); err != nil {
 			return err
