@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,26 @@ func TestQuestionIDCountsCharacters(t *testing.T) {
 	if _, f := errField(t, r); f != "questionnaire[0].id" {
 		t.Errorf("65-character id: field %q", f)
 	}
+}
+
+// TestLevelCursorOfAnOlderRelease: releases before layout 8 listed levels
+// by name and handed out cursors that named a level ("level:NAME"). The list
+// is newest first now, so such a cursor cannot go on where it was: it gets
+// a 400 that says why and what to do, not "not one this service returned".
+func TestLevelCursorOfAnOlderRelease(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	old := base64.RawURLEncoding.EncodeToString([]byte("level:kyb-level"))
+	r := in.expect(400, "GET", "/v1/levels?limit=3&cursor="+old, nil)
+	code, field := errField(t, r)
+	msg, _ := r.m(t)["error"].(map[string]any)["message"].(string)
+	if code != "validation_failed" || field != "cursor" || !strings.Contains(msg, "earlier release") || !strings.Contains(msg, "first page") {
+		t.Errorf("old level cursor: %s", r.Body)
+	}
+	var page struct{ NextCursor *string }
+	in.expect(200, "GET", "/v1/levels?limit=1", nil).json(t, &page)
+	if page.NextCursor == nil {
+		t.Fatal("no next cursor")
+	}
+	in.expect(200, "GET", "/v1/levels?limit=1&cursor="+*page.NextCursor, nil)
 }

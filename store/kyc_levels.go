@@ -407,6 +407,9 @@ func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
 	var before []byte
 	if p.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		if err == nil && bytes.HasPrefix(b, []byte(oldLevelCursorPrefix)) {
+			return nil, nil, Invalid("cursor", "cursor is from an earlier release of complybox, which listed levels by name; the list is newest first now, so it cannot go on from there: start again from the first page")
+		}
 		key, ok := bytes.CutPrefix(b, []byte(levelCursorPrefix))
 		if err != nil || !ok || len(key) <= 8 {
 			return nil, nil, Invalid("cursor", "cursor is not one this service returned")
@@ -449,8 +452,13 @@ func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
 	return out, next, err
 }
 
-// levelCursorPrefix marks a level page cursor (layout 8 on: an index key).
-const levelCursorPrefix = "levels:"
+// levelCursorPrefix marks a level page cursor (layout 8 on: an index key);
+// oldLevelCursorPrefix the cursors of releases before, which named a level
+// of a list in name order.
+const (
+	levelCursorPrefix    = "levels:"
+	oldLevelCursorPrefix = "level:"
+)
 
 // Level returns one level. Returns ENOTFOUND (level_not_found).
 func (s *Store) Level(env Env, name string) (Level, error) {
