@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -91,7 +92,9 @@ func refuseNewer(db *bolt.DB) error {
 	return fmt.Errorf("the file was written by a newer complybox (layout %d; this version knows layouts up to %d): run that version, or restore a backup this version wrote", v, layoutVersion)
 }
 
-// migrate brings the file's derived records to layoutVersion.
+// migrate brings the file's derived records to layoutVersion. An upgrade
+// of a file that holds records is logged at its start and end: it is all
+// an operator sees while the one-time pass runs (seconds on a large file).
 func (s *Store) migrate() error {
 	v, err := fileLayout(s.db)
 	if err != nil || v == layoutVersion {
@@ -100,6 +103,41 @@ func (s *Store) migrate() error {
 	if err := refuseNewer(s.db); err != nil {
 		return err
 	}
+	logged := v > 0 || s.holdsRecords()
+	if logged {
+		s.log.Info("upgrading the db file: a one-time pass over its lists", "fromLayout", v, "toLayout", layoutVersion)
+	}
+	start := time.Now()
+	if err := s.migrateFrom(v); err != nil {
+		return err
+	}
+	if logged {
+		s.log.Info("upgraded the db file", "layout", layoutVersion, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// holdsRecords reports whether any environment holds an applicant, a vault
+// or a webhook delivery: a file of layout 0 without one is new.
+func (s *Store) holdsRecords() bool {
+	held := false
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		for _, env := range Envs() {
+			for _, name := range []string{"applicants_idx", "vaults_idx", "deliveries_idx"} {
+				if b := envBucket(tx, env, name); b != nil {
+					if k, _ := b.Cursor().First(); k != nil {
+						held = true
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return held
+}
+
+// migrateFrom brings a file of layout v to layoutVersion.
+func (s *Store) migrateFrom(v uint64) error {
 	if v < 2 {
 		for _, env := range Envs() {
 			for _, step := range []struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,9 +149,25 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 		return meta.Delete([]byte("layout"))
 	})
 
+	// The one-time pass says so in the log, which is all an operator sees
+	// while it runs (seconds on a large file).
+	var log bytes.Buffer
+	opts.Logger = slog.New(slog.NewTextHandler(&log, nil))
 	s, _ = mustOpen(t, path, opts)
 	if after := take(s); after != before {
 		t.Errorf("after the upgrade:\n%+v\nbefore:\n%+v", after, before)
+	}
+	for _, want := range []string{"upgrading the db file", "fromLayout=0", "upgraded the db file", "layout=" + fmt.Sprint(store.LayoutVersion)} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log of the upgrading Open lacks %q:\n%s", want, log.String())
+		}
+	}
+	// A new file has nothing to upgrade and says nothing of it.
+	log.Reset()
+	if s2, _ := mustOpen(t, filepath.Join(t.TempDir(), "new.db"), opts); strings.Contains(log.String(), "upgrad") {
+		t.Errorf("a new file's Open logged an upgrade:\n%s", log.String())
+	} else {
+		s2.Close()
 	}
 	// The upgrade marks every session for retention, also the one whose
 	// expiry job has not run yet (that job marks it in layout 2).
