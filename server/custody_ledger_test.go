@@ -1207,33 +1207,3 @@ func TestFailReasonCountsCharacters(t *testing.T) {
 	}
 	in.expect(200, "POST", "/transactions/"+id+"/fail", map[string]any{"reason": strings.Repeat("é", 500)})
 }
-
-// TestXRPDestinationTagIsUint32 checks that a withdrawal to the XRP Ledger
-// takes only a tag the ledger can carry: its destination tag is an unsigned
-// 32-bit integer, so anything else would be refused at broadcast.
-func TestXRPDestinationTagIsUint32(t *testing.T) {
-	t.Parallel()
-	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
-	w := in.wallet(in.vault("tags"), "XRP")
-	in.fund(w.WalletID, "100")
-	body := func(tag string) map[string]any {
-		return map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
-			"destinationAddress": "rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe", "destinationTag": tag, "amount": "1"}
-	}
-	for _, tag := range []string{"0", "7", "4294967295"} {
-		var x struct{ DestinationTag string }
-		in.expect(201, "POST", "/transactions", body(tag)).json(t, &x)
-		if x.DestinationTag != tag {
-			t.Errorf("tag %q stored as %q", tag, x.DestinationTag)
-		}
-	}
-	for _, tag := range []string{"4294967296", "99999999999", "-1", "+7", "1.5", "1e3", "abc", " 7", "007", "0x10"} {
-		r := in.expect(400, "POST", "/transactions", body(tag))
-		if f, _ := r.m(t)["error"].(map[string]any)["field"].(string); f != "destinationTag" {
-			t.Errorf("tag %q: field %q, want destinationTag; body %s", tag, f, r.Body)
-		}
-	}
-	if b := in.balance(w.WalletID); b.Available != "96.99997" {
-		t.Errorf("available %s: want only the three accepted withdrawals reserved", b.Available)
-	}
-}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"strconv"
 	"strings"
 	"time"
 
@@ -326,16 +325,6 @@ func checkTag(field, s string) error {
 	return checkText(field, s, 64)
 }
 
-// checkRippleTag accepts what the XRP Ledger carries as a destination
-// tag: an unsigned 32-bit integer, in its plain decimal form.
-func checkRippleTag(s string) error {
-	n, err := strconv.ParseUint(s, 10, 32)
-	if err != nil || strconv.FormatUint(n, 10) != s {
-		return Invalid("destinationTag", "an XRP destination tag is a whole number from 0 to 4294967295, written without sign or leading zeros")
-	}
-	return nil
-}
-
 // DepositInput is the body of POST /sandbox/deposits.
 type DepositInput struct {
 	WalletID      *string `json:"walletId"`
@@ -451,10 +440,6 @@ func (t *txn) draftTransfer(env Env, in TransactionInput) (draft, error) {
 		d.to, d.credit = &dst, amount
 	} else if in.DestinationTag != nil && !a.NeedsMemo {
 		return draft{}, Invalid("destinationTag", "%s needs no destination tag", a.Symbol)
-	} else if in.DestinationTag != nil && a.Network == NetworkRipple {
-		if err := checkRippleTag(*in.DestinationTag); err != nil {
-			return draft{}, err
-		}
 	}
 	if d.x, err = t.newTransaction(env, *in.Type, src, a, amount); err != nil {
 		return draft{}, err
