@@ -26,11 +26,7 @@ func TestBrowserWaitingOwnersProgress(t *testing.T) {
 		map[string]any{"fullName": "Ada King", "dateOfBirth": "1980-02-02", "roles": []string{"ubo"}, "ownershipPercent": 50},
 		map[string]any{"fullName": "Bob Stone", "dateOfBirth": "1970-03-03", "roles": []string{"director"}})
 	token := in.sdkSession("kprog", nil)
-	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
-		in.expect(201, "POST", "/v1/applicants/kprog/documents", map[string]any{"kind": "company_docs", "docType": dt,
-			"image": b64(pngImage(t, 210, 210, 90+uint64(i)))})
-	}
-	in.expect(200, "POST", "/v1/applicants/kprog/review", nil)
+	in.sendCompanyToReview("kprog", 90)
 
 	// The reviewer waits for the review delay on the test's clock.
 	tb := in.chrome(t, desktop)

@@ -28,12 +28,20 @@ func (in *instance) createCompany(extID, companyName string, ubos ...map[string]
 // sandbox reviewer runs after the 2s review delay, which this advances.
 func (in *instance) submitCompany(extID string, seed uint64) {
 	in.t.Helper()
+	in.sendCompanyToReview(extID, seed)
+	in.advance(2 * time.Second)
+}
+
+// sendCompanyToReview uploads the company's two required documents and
+// sends it to review; the sandbox reviewer judges it once the review delay
+// has passed on the test's clock.
+func (in *instance) sendCompanyToReview(extID string, seed uint64) {
+	in.t.Helper()
 	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
 		in.expect(201, "POST", "/v1/applicants/"+extID+"/documents", map[string]any{"kind": "company_docs", "docType": dt,
 			"image": b64(pngImage(in.t, 210, 210, seed+uint64(i)))})
 	}
 	in.expect(200, "POST", "/v1/applicants/"+extID+"/review", nil)
-	in.advance(2 * time.Second)
 }
 
 // waitReviewStatus polls /status until reviewStatus is want, failing after 10s.
