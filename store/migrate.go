@@ -82,26 +82,23 @@ func fileLayout(db *bolt.DB) (uint64, error) {
 	return v, err
 }
 
-// refuseNewer returns the error for a file of a layout later than this
-// version knows, nil otherwise. Open asks it before it writes anything.
-func refuseNewer(db *bolt.DB) error {
-	v, err := fileLayout(db)
-	if err != nil || v <= layoutVersion {
-		return err
+// newerLayout returns the error for a file of layout v when v is later
+// than this version knows, nil otherwise. Open asks it before it writes
+// anything.
+func newerLayout(v uint64) error {
+	if v <= layoutVersion {
+		return nil
 	}
 	return fmt.Errorf("the file was written by a newer complybox (layout %d; this version knows layouts up to %d): run that version, or restore a backup this version wrote", v, layoutVersion)
 }
 
-// migrate brings the file's derived records to layoutVersion. An upgrade
-// of a file that holds records is logged at its start and end: it is all
-// an operator sees while the one-time pass runs (seconds on a large file).
-func (s *Store) migrate() error {
-	v, err := fileLayout(s.db)
-	if err != nil || v == layoutVersion {
-		return err
-	}
-	if err := refuseNewer(s.db); err != nil {
-		return err
+// migrate brings the derived records of a file of layout v (read by Open,
+// never later than layoutVersion) to layoutVersion. An upgrade of a file
+// that holds records is logged at its start and end: it is all an
+// operator sees while the one-time pass runs (seconds on a large file).
+func (s *Store) migrate(v uint64) error {
+	if v == layoutVersion {
+		return nil
 	}
 	logged := v > 0 || s.holdsRecords()
 	if logged {

@@ -199,7 +199,11 @@ func Open(path string, opt Options) (_ *Store, err error) {
 		s.sanctions = screening.NewSanctionsList(f)
 	}
 	// A file of a later layout is refused before a byte of it is written.
-	if err := refuseNewer(db); err != nil {
+	layout, err := fileLayout(db)
+	if err == nil {
+		err = newerLayout(layout)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("open %s: upgrade: %w", path, err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
@@ -213,7 +217,7 @@ func Open(path string, opt Options) (_ *Store, err error) {
 	if err := s.loadClock(); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := s.migrate(); err != nil {
+	if err := s.migrate(layout); err != nil {
 		return nil, fmt.Errorf("open %s: upgrade: %w", path, err)
 	}
 	if err := s.ensureDepth(); err != nil {
