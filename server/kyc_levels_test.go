@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +233,17 @@ func TestLevelCursorOfAnOlderRelease(t *testing.T) {
 		t.Fatal("no next cursor")
 	}
 	in.expect(200, "GET", "/v1/levels?limit=1&cursor="+*page.NextCursor, nil)
+
+	// The cursors of the release just before ("levels:" and the index key,
+	// without the environment) go on as the cursor of today, for one
+	// upgrade.
+	b, err := base64.RawURLEncoding.DecodeString(*page.NextCursor)
+	key, ok := bytes.CutPrefix(b, []byte("levels.s:"))
+	if err != nil || !ok {
+		t.Fatalf("a sandbox level cursor is %q", b)
+	}
+	legacy := base64.RawURLEncoding.EncodeToString(append([]byte("levels:"), key...))
+	if got, want := in.pages("/v1/levels?cursor="+legacy, "name"), in.pages("/v1/levels?cursor="+*page.NextCursor, "name"); len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("levels after the previous release's cursor: %v, want %v", got, want)
+	}
 }

@@ -126,8 +126,11 @@ func TestCursorBelongsToItsList(t *testing.T) {
 	for _, name := range []string{"p1", "p2"} {
 		in.expect(201, "POST", "/vaults", map[string]any{"name": name, "externalId": "ext-" + name}, prod...)
 	}
-	in.refusesCursor("/vaults", cursors["vaults"], "a sandbox cursor", prod...)
-	in.refusesCursor("/vaults", in.firstCursor("/vaults", prod...), "a production cursor")
+	for _, path := range []string{"/vaults", "/v1/levels", "/v1/requests"} {
+		name := map[string]string{"/vaults": "vaults", "/v1/levels": "levels", "/v1/requests": "requests"}[path]
+		in.refusesCursor(path, cursors[name], "a sandbox cursor", prod...)
+		in.refusesCursor(path, in.firstCursor(path, prod...), "a production cursor")
+	}
 
 	// A cursor of the 8-byte form handed out before: vault 3's cursor
 	// lists vaults 2 and 1.

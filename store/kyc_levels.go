@@ -410,7 +410,13 @@ func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
 		if err == nil && bytes.HasPrefix(b, []byte(oldLevelCursorPrefix)) {
 			return nil, nil, Invalid("cursor", "cursor is from an earlier release of complybox, which listed levels by name; the list is newest first now, so it cannot go on from there: start again from the first page")
 		}
-		key, ok := bytes.CutPrefix(b, []byte(levelCursorPrefix))
+		key, ok := bytes.CutPrefix(b, []byte(levelCursorPrefix(env)))
+		if !ok && bytes.HasPrefix(b, []byte(levelCursorPrefix(env.Other()))) {
+			return nil, nil, Invalid("cursor", "cursor was returned by the list of levels of the other environment: a cursor pages only the list that returned it")
+		}
+		if !ok { // the form before cursors named their environment, for one upgrade
+			key, ok = bytes.CutPrefix(b, []byte(legacyLevelCursorPrefix))
+		}
 		if err != nil || !ok || len(key) <= 8 {
 			return nil, nil, Invalid("cursor", "cursor is not one this service returned")
 		}
@@ -433,7 +439,7 @@ func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
 		}
 		for ; k != nil; k, v = c.Prev() {
 			if len(out) == p.Limit {
-				cur := base64.RawURLEncoding.EncodeToString(append([]byte(levelCursorPrefix), levelKey(out[len(out)-1])...))
+				cur := base64.RawURLEncoding.EncodeToString(append([]byte(levelCursorPrefix(env)), levelKey(out[len(out)-1])...))
 				next = &cur
 				return nil
 			}
@@ -452,12 +458,21 @@ func (s *Store) LevelPage(env Env, p Page) ([]Level, *string, error) {
 	return out, next, err
 }
 
-// levelCursorPrefix marks a level page cursor (layout 8 on: an index key);
-// oldLevelCursorPrefix the cursors of releases before, which named a level
-// of a list in name order.
+// levelCursorPrefix marks a level page cursor of env's list, followed by an
+// index key; a cursor names its environment so that the other one refuses
+// it (SPEC §2 "Lists").
+func levelCursorPrefix(env Env) string {
+	return "levels." + string(envByte(env)) + ":"
+}
+
+// legacyLevelCursorPrefix marks the level cursors of releases from layout 8
+// until cursors named their environment (an index key, accepted in either
+// environment for one upgrade; drop it in the release after);
+// oldLevelCursorPrefix those of releases before layout 8, which named a
+// level of a list in name order.
 const (
-	levelCursorPrefix    = "levels:"
-	oldLevelCursorPrefix = "level:"
+	legacyLevelCursorPrefix = "levels:"
+	oldLevelCursorPrefix    = "level:"
 )
 
 // Level returns one level. Returns ENOTFOUND (level_not_found).

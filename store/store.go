@@ -47,6 +47,14 @@ const (
 	Production Env = "production"
 )
 
+// Other is the environment that is not e.
+func (e Env) Other() Env {
+	if e == Production {
+		return Sandbox
+	}
+	return Production
+}
+
 // Valid reports whether e names an environment.
 func (e Env) Valid() bool { return e == Sandbox || e == Production }
 

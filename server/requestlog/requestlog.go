@@ -9,6 +9,7 @@
 package requestlog
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"strconv"
 	"strings"
@@ -66,6 +67,7 @@ type View struct {
 // usable; see New.
 type Log struct {
 	envs map[store.Env]*ring
+	run  string // tells this start's cursors from an earlier one's
 }
 
 // ring is one environment's entries: entry number n is at buf[n%cap].
@@ -78,7 +80,7 @@ type ring struct {
 
 // New returns an empty log keeping capacity entries per environment.
 func New(capacity int) *Log {
-	l := &Log{envs: map[store.Env]*ring{}}
+	l := &Log{envs: map[store.Env]*ring{}, run: rand.Text()[:8]}
 	for _, env := range store.Envs() {
 		l.envs[env] = &ring{size: capacity}
 	}
@@ -140,8 +142,14 @@ func (f Filter) match(e *Entry, lo, hi int) bool {
 		(f.RequestID == "" || e.RequestID == f.RequestID)
 }
 
-// cursorPrefix marks a request-log page cursor.
-const cursorPrefix = "requests:"
+// cursorPrefix marks a page cursor of env's request log in this run of the
+// service, followed by an entry's number. A cursor names its environment
+// and its run so that the other environment and a later start refuse it
+// (SPEC §2 "Lists"): the log is in memory, and the entry a cursor of an
+// earlier start points at is gone.
+func (l *Log) cursorPrefix(env store.Env) string {
+	return "requests." + string(env) + "." + l.run + ":"
+}
 
 // List returns env's entries matching f, newest first, a page at a time.
 // A page scans at most the whole ring (Capacity entries, in memory), never
@@ -160,7 +168,16 @@ func (l *Log) List(env store.Env, f Filter, p store.Page) ([]View, *string, erro
 	hasCursor := p.Cursor != ""
 	if hasCursor {
 		b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
-		n, ok := strings.CutPrefix(string(b), cursorPrefix)
+		n, ok := strings.CutPrefix(string(b), l.cursorPrefix(env))
+		switch other := l.cursorPrefix(env.Other()); {
+		case ok:
+		case strings.HasPrefix(string(b), other):
+			return nil, nil, store.Invalid("cursor", "cursor was returned by the request log of the other environment: a cursor pages only the list that returned it")
+		case strings.HasPrefix(string(b), "requests"):
+			// An earlier start's, or one of a release before cursors named
+			// their run ("requests:N").
+			return nil, nil, store.Invalid("cursor", "cursor was returned before complybox last started; the request log is kept in memory and starts afresh with each start: start again from the first page")
+		}
 		v, perr := strconv.ParseUint(n, 10, 64)
 		if err != nil || !ok || perr != nil {
 			return nil, nil, store.Invalid("cursor", "cursor is not one this service returned")
@@ -201,7 +218,7 @@ func (l *Log) List(env store.Env, f Filter, p store.Page) ([]View, *string, erro
 	if !more {
 		return out, nil, nil
 	}
-	cur := base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatUint(last, 10)))
+	cur := base64.RawURLEncoding.EncodeToString([]byte(l.cursorPrefix(env) + strconv.FormatUint(last, 10)))
 	return out, &cur, nil
 }
 

@@ -1,6 +1,7 @@
 package requestlog_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strings"
@@ -147,6 +148,50 @@ func TestLogRing(t *testing.T) {
 	}
 	if _, _, err := l.List(store.Sandbox, requestlog.Filter{}, store.Page{Cursor: "nope"}); store.AsError(err).Field != "cursor" {
 		t.Fatalf("bad cursor: %v", err)
+	}
+}
+
+// TestCursorOfItsLogAndRun: a cursor pages only the log that returned it.
+// The other environment's log refuses it, and so does the log of a later
+// start (the log is in memory and starts afresh, so the entry it points at
+// is gone): 400 naming cursor, saying to start from the first page, never a
+// page from wherever the number falls.
+func TestCursorOfItsLogAndRun(t *testing.T) {
+	t.Parallel()
+	first, second := requestlog.New(5), requestlog.New(5)
+	for _, l := range []*requestlog.Log{first, second} {
+		for _, env := range store.Envs() {
+			for i := range 4 {
+				l.Record(env, requestlog.Entry{RequestID: fmt.Sprint(env, i), Method: "GET", Path: "/vaults", Status: 200})
+			}
+		}
+	}
+	_, next, err := first.List(store.Sandbox, requestlog.Filter{}, store.Page{Limit: 1})
+	if err != nil || next == nil {
+		t.Fatalf("first page: next %v err %v", next, err)
+	}
+	if items, _, err := first.List(store.Sandbox, requestlog.Filter{}, store.Page{Limit: 1, Cursor: *next}); err != nil || len(items) != 1 || items[0].RequestID != "sandbox2" {
+		t.Fatalf("second page: %v %v", items, err)
+	}
+	for _, c := range []struct {
+		name string
+		log  *requestlog.Log
+		env  store.Env
+		want string
+	}{
+		{"the other environment", first, store.Production, "other environment"},
+		{"a later start", second, store.Sandbox, "first page"},
+	} {
+		items, _, err := c.log.List(c.env, requestlog.Filter{}, store.Page{Limit: 1, Cursor: *next})
+		if e := store.AsError(err); err == nil || e.Field != "cursor" || !strings.Contains(e.Message, c.want) {
+			t.Errorf("%s: %v %v, want a 400 naming cursor that says %q", c.name, items, err, c.want)
+		}
+	}
+	// The form of releases before (an entry number alone) came from an
+	// earlier start too.
+	legacy := base64.RawURLEncoding.EncodeToString([]byte("requests:2"))
+	if _, _, err := first.List(store.Sandbox, requestlog.Filter{}, store.Page{Cursor: legacy}); err == nil || !strings.Contains(store.AsError(err).Message, "first page") {
+		t.Errorf("an earlier release's cursor: %v", err)
 	}
 }
 
