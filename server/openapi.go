@@ -204,9 +204,6 @@ func applyConventions(doc map[string]any) {
 				if pm["name"] == "Idempotency-Key" || pm["name"] == "X-Environment" {
 					continue // declared once under components
 				}
-				if pm["name"] == "cursor" && pm["in"] == "query" {
-					p = map[string]any{"$ref": "#/components/parameters/Cursor"} // one text for every list
-				}
 				kept = append(kept, p)
 			}
 			params = kept
