@@ -1093,6 +1093,33 @@ func TestRequestIDOnEveryResponse(t *testing.T) {
 	}
 }
 
+// TestBodiesAreUTF8: a body whose text is not UTF-8 (a Latin-1 "ü", a
+// common slip of a partner's client) or holds half a surrogate pair is 400
+// naming the field, and nothing is stored, where encoding/json alone would
+// store U+FFFD in the partner's data; UTF-8 and escaped pairs are kept
+// exactly.
+func TestBodiesAreUTF8(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for _, c := range []struct{ body, field string }{
+		{"{\"externalUserId\":\"latin1\",\"lastName\":\"M\xfcller\"}", "lastName"},
+		{`{"externalUserId":"half","info":{"firstName":"\ud800"}}`, "info.firstName"},
+	} {
+		r := in.do("POST", "/v1/applicants", []byte(c.body))
+		if code, field := errField(t, r); r.Status != 400 || code != "validation_failed" || field != c.field {
+			t.Errorf("%q: %d %s, want 400 naming %s", c.body, r.Status, r.Body, c.field)
+		}
+	}
+	in.expect(404, "GET", "/v1/applicants/latin1", nil)
+	in.expect(404, "GET", "/v1/applicants/half", nil)
+
+	var a struct{ Info struct{ LastName string } }
+	in.expect(201, "POST", "/v1/applicants", []byte(`{"externalUserId":"utf8","lastName":"Müller \ud83d\ude00"}`)).json(t, &a)
+	if a.Info.LastName != "Müller 😀" {
+		t.Errorf("lastName stored as %q", a.Info.LastName)
+	}
+}
+
 // TestEnvironmentIsolation: a production credential sees its own webhook
 // configuration and gets 404 for a sandbox delivery.
 func TestEnvironmentIsolation(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/complybox/complybox/store"
 )
@@ -91,7 +93,82 @@ func DecodeBytes(b []byte, v any) error {
 	if dec.More() {
 		return store.Errorf(store.EINVALID, "malformed_json", "request body has data after the JSON object")
 	}
+	if end, bad := badText(b); bad {
+		const why = "JSON text is UTF-8 (RFC 8259), and this would be stored changed"
+		if path := pathAt(b, end); path != "" {
+			return store.Invalid(path, "%s holds bytes that are not UTF-8, or half of a \\u surrogate pair: %s", path, why)
+		}
+		return store.Errorf(store.EINVALID, "malformed_json", "request body holds bytes that are not UTF-8, or half of a \\u surrogate pair: %s", why)
+	}
 	return checkKeys(b, reflect.TypeOf(v))
+}
+
+// badText returns the offset just past the first string of JSON text b
+// that holds bytes that are not UTF-8, or a \u escape of half a surrogate
+// pair, and true; false when every string is text. encoding/json decodes
+// either as U+FFFD without a word. The common body (valid UTF-8 without
+// \u escapes) costs one pass of utf8.Valid.
+func badText(b []byte) (int, bool) {
+	if utf8.Valid(b) && !bytes.Contains(b, []byte(`\u`)) {
+		return 0, false
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		bad := false
+		j := i + 1
+		for j < len(b) && b[j] != '"' {
+			switch c := b[j]; {
+			case c == '\\' && j+1 < len(b) && b[j+1] == 'u':
+				r := hex4(b[j+2:])
+				if utf16.IsSurrogate(r) {
+					// A high half followed by an escaped low half is a
+					// pair; any other surrogate escape is half of one.
+					if r >= 0xdc00 || j+11 >= len(b) || b[j+6] != '\\' || b[j+7] != 'u' || hex4(b[j+8:]) < 0xdc00 || hex4(b[j+8:]) > 0xdfff {
+						bad = true
+					} else {
+						j += 6
+					}
+				}
+				j += 6
+			case c == '\\':
+				j += 2
+			case c < utf8.RuneSelf:
+				j++
+			default:
+				r, n := utf8.DecodeRune(b[j:])
+				bad = bad || r == utf8.RuneError && n == 1
+				j += n
+			}
+		}
+		if bad {
+			return j + 1, true
+		}
+		i = j
+	}
+	return 0, false
+}
+
+// hex4 is the value of the four hex digits that start b, or -1.
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return r
 }
 
 // jsonError turns a encoding/json error in decoding body b into EINVALID

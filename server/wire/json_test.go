@@ -156,6 +156,46 @@ func TestDecodeTypeErrorsNameTheField(t *testing.T) {
 	}
 }
 
+// TestDecodeRefusesBadText: JSON text is UTF-8 (RFC 8259), and
+// encoding/json would silently turn bytes that are not (a Latin-1 "ü") and
+// an escape of half a surrogate pair into U+FFFD, so a partner's name would
+// be stored changed. Either is EINVALID naming the member that holds it;
+// good text, surrogate pairs and escaped backslashes before "u" pass.
+func TestDecodeRefusesBadText(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ body, field string }{
+		{"{\"str\":\"M\xfcller\"}", "str"},
+		{"{\"inners\":[{\"name\":\"a\"},{\"name\":\"\xc3\"}]}", "inners[1].name"},
+		{"{\"inner\":{\"extra\":{\"k\":\"\xff\"}}}", "inner.extra.k"},
+		{`{"str":"\ud800"}`, "str"},
+		{`{"strPtr":"a\udc00b"}`, "strPtr"},
+		{`{"strings":["ok","\ud83dx"]}`, "strings[1]"},
+		{`{"str":"\ud83d\u0041"}`, "str"},
+	} {
+		var v fuzzBody
+		err := DecodeBytes([]byte(c.body), &v)
+		var e *store.Error
+		if !errors.As(err, &e) || e.Code != store.EINVALID || e.Field != c.field || !strings.Contains(e.Message, "UTF-8") {
+			t.Errorf("%q: got %#v, want EINVALID naming %q", c.body, e, c.field)
+		}
+	}
+	// A member name that is not text names no field: the body is not JSON.
+	var v fuzzBody
+	if err := DecodeBytes([]byte("{\"\xff\":1}"), &v); store.AsError(err).Reason != "malformed_json" {
+		t.Errorf("a bad member name: %v", err)
+	}
+	for body, want := range map[string]string{
+		`{"str":"Müller \ud83d\ude00"}`: "Müller 😀",
+		`{"str":"\\ud800"}`:             `\ud800`,
+		`{"str":"\u00fc"}`:               "ü",
+	} {
+		var v fuzzBody
+		if err := DecodeBytes([]byte(body), &v); err != nil || v.Str != want {
+			t.Errorf("%s: %q %v, want %q", body, v.Str, err, want)
+		}
+	}
+}
+
 // TestDecodeMemberNames checks what encoding/json lets pass silently: a
 // member that names a struct field only when case is ignored, and a field
 // given twice in one object, are 400 naming the member; any other member
