@@ -170,6 +170,25 @@ func TestRequestLog(t *testing.T) {
 	}
 }
 
+// TestRequestLogKeepsShortBodies: a body that fits in 4 KiB is logged
+// whole (SPEC §7 cuts bodies at 4 KiB), its long strings and text made of
+// base64 characters too; only images and secrets are redacted.
+func TestRequestLogKeepsShortBodies(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	memo, ref := strings.Repeat("lorem ipsum ", 125), strings.Repeat("Ab", 100)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "short-body", "memo": memo, "ref": ref})
+	got, _, _ := in.requests("?path=/v1/applicants&method=POST")
+	if len(got) != 1 || got[0].RequestBody == nil || got[0].RequestBodyTruncated {
+		t.Fatalf("entry: %+v", got)
+	}
+	for _, want := range []string{`"memo":"` + memo + `"`, `"ref":"` + ref + `"`} {
+		if !strings.Contains(*got[0].RequestBody, want) {
+			t.Errorf("the entry lacks %.40s…: %.200s", want, *got[0].RequestBody)
+		}
+	}
+}
+
 // TestRequestLogSmallImages: an image is redacted by the member that
 // carries it, however small (SPEC §7): a tiny PNG, shorter than the rule
 // for base64 blobs, sent to /verify or /documents, never shows.

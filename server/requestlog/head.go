@@ -31,12 +31,15 @@ func isNote(content []byte) bool {
 }
 
 // Head keeps what the log shows of a request body as the handler reads
-// it: its first MaxBody bytes, except that in a JSON body (one that starts
-// with '{' or '[') a string longer than LongString is kept as a note of
-// its size, so that the fields after it are kept too. Nothing is copied
-// once MaxBody bytes are kept. The zero Head is ready to use.
+// it: the whole body when it fits in MaxBody bytes; else its first MaxBody
+// bytes, except that in a JSON body (one that starts with '{' or '[') a
+// string longer than LongString is kept as a note of its size, so that the
+// fields after it are kept too. Nothing is copied once MaxBody bytes are
+// kept. The zero Head is ready to use.
 type Head struct {
-	b []byte
+	b     []byte // what is kept of a body over MaxBody
+	whole []byte // the body, while it fits in MaxBody
+	n     int64  // bytes written
 
 	started, json bool
 	inString      bool
@@ -46,7 +49,12 @@ type Head struct {
 }
 
 // Bytes returns what was kept.
-func (h *Head) Bytes() []byte { return h.b }
+func (h *Head) Bytes() []byte {
+	if h.n <= MaxBody {
+		return h.whole
+	}
+	return h.b
+}
 
 // Full reports whether MaxBody bytes are kept.
 func (h *Head) Full() bool { return len(h.b) >= MaxBody }
@@ -55,6 +63,11 @@ func (h *Head) Full() bool { return len(h.b) >= MaxBody }
 // fails.
 func (h *Head) Write(p []byte) (int, error) {
 	n := len(p)
+	if h.n += int64(n); h.n <= MaxBody {
+		h.whole = append(h.whole, p...)
+	} else {
+		h.whole = nil
+	}
 	if !h.started {
 		if t := bytes.TrimLeft(p, " \t\r\n"); len(t) > 0 {
 			h.started, h.json = true, t[0] == '{' || t[0] == '['

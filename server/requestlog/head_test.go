@@ -19,8 +19,10 @@ func head(body string, n int) string {
 	return string(h.Bytes())
 }
 
-// TestHeadKeepsEveryField: in a JSON body a string longer than LongString
-// is kept as a note of its size and the fields after it are kept; escapes
+// TestHeadKeepsEveryField: in a JSON body longer than MaxBody a string
+// longer than LongString is kept as a note of its size and the fields
+// after it are kept; a body that fits in MaxBody is kept whole, long
+// strings too (SPEC §7: bodies are cut at 4 KiB, nothing shorter); escapes
 // (a quote inside a string, a backslash at a chunk's end) do not end a
 // string early; other bodies keep their first MaxBody bytes; the result
 // is the same however the body arrives in chunks.
@@ -33,8 +35,11 @@ func TestHeadKeepsEveryField(t *testing.T) {
 		{`{"front":"` + img + `","country":"DEU","back":"` + img + `x","n":1}`,
 			`{"front":"[200000 bytes, not kept]","country":"DEU","back":"[200001 bytes, not kept]","n":1}`},
 		{`{"note":"` + text + `","q":"` + quoted + `"}`, `{"note":"` + text + `","q":"` + quoted + `"}`},
+		{`{"long":"` + strings.Repeat(`\"`, requestlog.LongString) + `","after":true,"p1":"` + text + `","p2":"` + text + `"}`,
+			`{"long":"[2048 bytes, not kept]","after":true,"p1":"` + text + `","p2":"` + text + `"}`},
 		{`{"long":"` + strings.Repeat(`\"`, requestlog.LongString) + `","after":true}`,
-			`{"long":"[2048 bytes, not kept]","after":true}`},
+			`{"long":"` + strings.Repeat(`\"`, requestlog.LongString) + `","after":true}`},
+		{`{"externalId":"` + img[:1500] + `"}`, `{"externalId":"` + img[:1500] + `"}`},
 		{`  [{"a":"` + img + `"}]`, `  [{"a":"[200000 bytes, not kept]"}]`},
 		{"name=" + img, ("name=" + img)[:requestlog.MaxBody]},
 		{`{"cut":"` + img[:10], `{"cut":"` + img[:10]},

@@ -2,7 +2,9 @@ package requestlog
 
 import (
 	"bytes"
+	"encoding/base64"
 	"mime"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,10 +14,10 @@ import (
 // Redacted is what a secret value becomes.
 const Redacted = "[redacted]"
 
-// minBase64 is the length from which a string of base64 characters is taken
-// for an image (or another blob) and redacted. Ids, hashes (64 hex) and
-// addresses are shorter.
-const minBase64 = 128
+// minBase64 is the length from which a string of base64 characters is
+// decoded to see whether it is a file (isBlob): enough for a file's
+// signature.
+const minBase64 = 16
 
 // SecretName reports whether a field, header or parameter name holds a
 // secret: any name with secret, password, token, authorization or
@@ -71,9 +73,9 @@ func Redact(contentType string, b []byte) string {
 	return string(redactBlobs(redactString(b)))
 }
 
-// redactBlobs replaces every run of base64 characters of minBase64 or
-// more in a text that is not JSON (an image sent as text/plain, say) with
-// a note of its length.
+// redactBlobs replaces every run of base64 characters that is a file
+// (isBlob) in a text that is not JSON (an image sent as text/plain, say)
+// with a note of its length.
 func redactBlobs(s []byte) []byte {
 	var out []byte
 	run := 0
@@ -82,7 +84,7 @@ func redactBlobs(s []byte) []byte {
 			run++
 			continue
 		}
-		if run >= minBase64 {
+		if run >= minBase64 && isBlob(string(s[i-run:i])) {
 			if out == nil {
 				out = append(make([]byte, 0, len(s)), s[:i-run]...)
 			}
@@ -119,12 +121,12 @@ func RedactQuery(q string) string {
 			parts[i] = k + "=" + url.QueryEscape(Redacted)
 		case imageName(name) && v != "":
 			parts[i] = k + "=" + url.QueryEscape(imageNote(len(v)))
-		case len(v) >= minBase64 && isBase64(v):
+		case isBlob(v):
 			parts[i] = k + "=" + url.QueryEscape(blob(len(v)))
 		default:
 			// The same, percent-encoded (a form's + and / arrive as %2B
 			// and %2F), or a data: URL.
-			if d, err := url.QueryUnescape(v); err == nil && (strings.HasPrefix(d, "data:") || len(d) >= minBase64 && isBase64(d)) {
+			if d, err := url.QueryUnescape(v); err == nil && (strings.HasPrefix(d, "data:") || isBlob(d)) {
 				parts[i] = k + "=" + url.QueryEscape(blob(len(d)))
 			}
 		}
@@ -209,7 +211,7 @@ func appendValue(out, key, content []byte) []byte {
 		return append(out, `"[redacted data URL, `+strconv.Itoa(len(content))+` chars]"`...)
 	case imageName(name) && len(content) > 0 && !isNote(content):
 		return append(out, `"`+imageNote(len(content))+`"`...)
-	case len(content) >= minBase64 && isBase64(string(content)):
+	case isBlob(string(content)):
 		return append(out, `"`+blob(len(content))+`"`...)
 	}
 	out = append(out, '"')
@@ -246,6 +248,29 @@ func redactString(s []byte) []byte {
 		s = s[j:]
 	}
 	return append(out, s...)
+}
+
+// isBlob reports whether s is base64 (either alphabet; JSON may escape
+// "/" as "\/") of a file: its first bytes are the signature of an image,
+// a PDF, an archive, audio or video (http.DetectContentType, and the
+// ISO "ftyp" box of HEIC). Those are redacted wherever they stand (SPEC §7:
+// images are). Text that happens to be made of base64 characters, an id or
+// a word, decodes to no file and is kept.
+func isBlob(s string) bool {
+	if len(s) < minBase64 || !isBase64(s) {
+		return false
+	}
+	p := strings.NewReplacer(`\/`, "/", "-", "+", "_", "/").Replace(s[:min(len(s), 96)])
+	p = strings.TrimRight(p[:len(p)/4*4], "=")
+	b, err := base64.RawStdEncoding.DecodeString(p[:len(p)/4*4])
+	if err != nil {
+		return false
+	}
+	if len(b) >= 8 && string(b[4:8]) == "ftyp" {
+		return true
+	}
+	ct := http.DetectContentType(b)
+	return ct != "application/octet-stream" && !strings.HasPrefix(ct, "text/")
 }
 
 // isBase64 reports whether s is made of base64 characters, standard or URL
@@ -298,7 +323,7 @@ func redactMultipart(b []byte, boundary string) string {
 			out.WriteString(Redacted + "\r\n")
 		case imageName(name) && len(body) > 0:
 			out.WriteString(imageNote(len(body)) + "\r\n")
-		case len(body) >= minBase64 && isBase64(string(body)), bytes.HasPrefix(body, []byte("data:")):
+		case isBlob(string(body)), bytes.HasPrefix(body, []byte("data:")):
 			out.WriteString(blob(len(body)) + "\r\n")
 		case !utf8.Valid(body):
 			out.WriteString("[binary redacted]\r\n")

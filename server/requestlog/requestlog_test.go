@@ -37,16 +37,23 @@ func TestRedact(t *testing.T) {
 			`{"idDocFront":"` + image + `","selfie":"data:image/png;base64,iVBORw0KGgo=","firstName":"Ada"}`,
 			[]string{`"firstName":"Ada"`, "[redacted base64, ", "[redacted data URL, "},
 			[]string{"iVBOR"}},
-		// Image members are redacted by name, however short: a tiny PNG
-		// is shorter than the base64 rule's 128 characters.
+		// Text that only looks like base64 is not an image: it is kept.
+		{"JSONLongText", "application/json",
+			`{"x":"` + strings.Repeat("Ab", 100) + `","externalId":"` + strings.Repeat("user0123456789", 12) + `"}`,
+			[]string{`"x":"` + strings.Repeat("Ab", 100) + `"`, `"externalId":"` + strings.Repeat("user0123456789", 12) + `"`},
+			[]string{"redacted"}},
+		{"PlainLongText", "text/plain", "id " + strings.Repeat("Ab", 100) + " end",
+			[]string{strings.Repeat("Ab", 100)}, []string{"redacted"}},
+		// Image members are redacted by name, however short; an image in
+		// another member is redacted by what it is, a tiny PNG too.
 		{"JSONSmallImages", "application/json",
 			`{"idDocType":"PASSPORT","documentFront":"` + tinyPNG + `","documentBack":"` + tinyPNG + `","selfie":"` + tinyPNG +
 				`","proofOfAddress":"` + tinyPNG + `","livenessFrames":["` + tinyPNG + `","` + tinyPNG + `"],"image":"` + tinyPNG +
 				`","country":"DEU","note":"` + tinyPNG + `"}`,
 			[]string{`"idDocType":"PASSPORT"`, `"country":"DEU"`, `"documentFront":"[redacted image, 92 chars]"`,
 				`"livenessFrames":["[redacted image, 92 chars]","[redacted image, 92 chars]"]`, `"image":"[redacted image, 92 chars]"`,
-				`"note":"` + tinyPNG + `"`},
-			[]string{`"documentBack":"iVBOR`, `"selfie":"iVBOR`, `"proofOfAddress":"iVBOR`, `"image":"iVBOR`, `["iVBOR`}},
+				`"note":"[redacted base64, 92 chars]"`},
+			[]string{"iVBOR"}},
 		{"JSONImageNote", "application/json", // Head's note of a long image says only its size
 			`{"selfie":"[200000 bytes, not kept]","documentFront":"","image":"ab`,
 			[]string{`"selfie":"[200000 bytes, not kept]"`, `"documentFront":""`, `"image":"[redacted image, 2 chars]"`},
