@@ -1091,3 +1091,29 @@ func TestUboFullNameControlCharacters(t *testing.T) {
 	}
 	in.spawn(201, "ctl", 0, nil)
 }
+
+// TestChildOfALongParentID: a child's externalUserId is {parent}.ubo.{n}
+// (SPEC §3.6), so a parent id of 100 characters gives a child id over the
+// 100 that a new applicant may have. POST /v1/applicants with that child's
+// id still answers 200 with the stored child (SPEC §3.2: an existing
+// externalUserId gets the applicant, unchanged); a new applicant with an
+// id of that length is still 400.
+func TestChildOfALongParentID(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	parent := strings.Repeat("P", 100)
+	in.createCompany(parent, "Long", map[string]any{"fullName": "Ann Owner", "roles": []string{"ubo"}, "ownershipPercent": 100})
+	child := in.spawn(201, parent, 0, nil).ChildExternalUserID
+	if child != parent+".ubo.1" {
+		t.Fatalf("child id %q", child)
+	}
+	var got struct{ ID, ExternalUserID string }
+	in.expect(200, "POST", "/v1/applicants", map[string]any{"externalUserId": child}).json(t, &got)
+	if got.ExternalUserID != child {
+		t.Errorf("POST with the child's id answered %+v", got)
+	}
+	r := in.do("POST", "/v1/applicants", map[string]any{"externalUserId": parent + ".ubo.2"})
+	if code, field := errField(t, r); r.Status != 400 || code != "validation_failed" || field != "externalUserId" {
+		t.Errorf("a new 106-character id: %d %s", r.Status, r.Body)
+	}
+}

@@ -304,6 +304,14 @@ func (s *Store) CreateApplicantJSON(env Env, in ApplicantInput) (Applicant, []by
 		return Applicant{}, nil, false, err
 	}
 	if !ok || !validExternalUserID(extID) {
+		// A spawned child of a parent with a long id has a longer id
+		// (SPEC §3.6); asked for again, it is answered as any existing
+		// applicant is.
+		if ok && childExternalUserID(extID) {
+			if a, err := s.Applicant(env, extID); err == nil {
+				return a, nil, false, nil
+			}
+		}
 		return Applicant{}, nil, false, Invalid("externalUserId", "externalUserId is required: 1-100 characters of A-Za-z0-9._:@-")
 	}
 	typ, ok, err := jsonString("type", in["type"])

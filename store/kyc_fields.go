@@ -92,6 +92,26 @@ func validExternalUserID(id string) bool {
 	return true
 }
 
+// childExternalUserID reports whether id has the form of a spawned child's
+// externalUserId, {parent}.ubo.{n} (SPEC §3.6), with a valid parent id:
+// such an id can run over the 100 characters of a new applicant's.
+func childExternalUserID(id string) bool {
+	i := strings.LastIndex(id, ".ubo.")
+	if i < 0 {
+		return false
+	}
+	parent, n := id[:i], id[i+len(".ubo."):]
+	if n == "" || len(n) > 3 || !validExternalUserID(parent) {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // validDate parses a YYYY-MM-DD calendar date.
 func validDate(s string) (time.Time, bool) {
 	if len(s) != 10 {
