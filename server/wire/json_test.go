@@ -187,7 +187,7 @@ func TestDecodeRefusesBadText(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"str":"Müller \ud83d\ude00"}`: "Müller 😀",
 		`{"str":"\\ud800"}`:             `\ud800`,
-		`{"str":"\u00fc"}`:               "ü",
+		`{"str":"\u00fc"}`:              "ü",
 	} {
 		var v fuzzBody
 		if err := DecodeBytes([]byte(body), &v); err != nil || v.Str != want {
