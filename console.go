@@ -70,7 +70,7 @@ func newConsoleUserAddCmd(a *app) *cobra.Command {
 		},
 	}
 	addConfigFlags(cmd, &f)
-	cmd.Flags().StringVar(&role, "role", store.ConsoleReviewer, "the operator's role: `reviewer` or admin")
+	cmd.Flags().StringVar(&role, "role", store.ConsoleReviewer, "the operator's `ROLE`: reviewer or admin")
 	cmd.Flags().StringVar(&file, "password-file", "", "read the password from the first line of `FILE` instead of stdin")
 	return cmd
 }

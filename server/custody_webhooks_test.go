@@ -647,7 +647,7 @@ func TestStandardWebhooksLibraryVerifies(t *testing.T) {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI needs node and COMPLYBOX_NODE_MODULES (set by .ci/run): node: %v, modules %q", err, modules)
 		}
-		t.Skip("set COMPLYBOX_NODE_MODULES to a node_modules holding standardwebhooks (see .ci/run)")
+		t.Skip("needs node and the Standard Webhooks library: apt-get install nodejs npm; npm install --prefix DIR standardwebhooks@1.1.1; COMPLYBOX_NODE_MODULES=DIR/node_modules (as .ci/run does)")
 	}
 	script, err := filepath.Abs("../testdata/standardwebhooks/verify.js")
 	if err != nil {

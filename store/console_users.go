@@ -143,7 +143,7 @@ func endConsoleSessions(b *bolt.Bucket, name string) (int, error) {
 	return len(keys), nil
 }
 
-// admins counts the accounts with the admin role.
+// consoleAdmins counts the accounts with the admin role.
 func consoleAdmins(b *bolt.Bucket) (int, error) {
 	n := 0
 	c := b.Cursor()
