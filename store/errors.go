@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/complybox/complybox/store/decimal"
+	"github.com/complybox/complybox/store/fielderr"
 	"github.com/complybox/complybox/store/imagecheck"
-	"github.com/complybox/complybox/store/urlpolicy"
 )
 
 // Error codes. Each names a class of failure; the server maps a class to an
@@ -63,18 +62,12 @@ func Invalid(field, format string, args ...any) *Error {
 // and a busy image decoder into EUNAVAILABLE with a Retry-After; any other
 // error, and nil, is returned as is.
 func fieldError(err error) error {
-	var img *imagecheck.FieldError
-	var dec *decimal.FieldError
-	var url *urlpolicy.FieldError
+	var fe *fielderr.Error
 	switch {
 	case errors.Is(err, imagecheck.ErrBusy):
 		return &Error{Code: EUNAVAILABLE, Reason: "decoder_busy", Message: "too many images are being checked right now; retry shortly", RetryAfter: time.Second}
-	case errors.As(err, &img):
-		return Invalid(img.Field, "%s", img.Message)
-	case errors.As(err, &dec):
-		return Invalid(dec.Field, "%s", dec.Message)
-	case errors.As(err, &url):
-		return Invalid(url.Field, "%s", url.Message)
+	case errors.As(err, &fe):
+		return Invalid(fe.Field, "%s", fe.Message)
 	}
 	return err
 }

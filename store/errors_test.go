@@ -7,8 +7,8 @@ import (
 
 	"github.com/complybox/complybox/store"
 	"github.com/complybox/complybox/store/decimal"
+	"github.com/complybox/complybox/store/fielderr"
 	"github.com/complybox/complybox/store/imagecheck"
-	"github.com/complybox/complybox/store/urlpolicy"
 )
 
 // TestLeafErrorsAreInvalid: a field error of a leaf package reaches the
@@ -27,7 +27,7 @@ func TestLeafErrorsAreInvalid(t *testing.T) {
 	}
 	t.Run("Image", func(t *testing.T) {
 		_, leaf := imagecheck.Decode("selfie", "!!", false)
-		var fe *imagecheck.FieldError
+		var fe *fielderr.Error
 		if !errors.As(leaf, &fe) {
 			t.Fatalf("imagecheck.Decode: %v", leaf)
 		}
@@ -36,7 +36,7 @@ func TestLeafErrorsAreInvalid(t *testing.T) {
 	})
 	t.Run("Decimal", func(t *testing.T) {
 		_, leaf := decimal.ParseUnits("usd_price", "1e3", 0)
-		var fe *decimal.FieldError
+		var fe *fielderr.Error
 		if !errors.As(leaf, &fe) {
 			t.Fatalf("decimal.ParseUnits: %v", leaf)
 		}
@@ -46,7 +46,7 @@ func TestLeafErrorsAreInvalid(t *testing.T) {
 	t.Run("URL", func(t *testing.T) {
 		s, _ := mustOpen(t, "", store.Options{})
 		leaf := s.URLPolicy().Check(context.Background(), "url", "ftp://127.0.0.1/")
-		var fe *urlpolicy.FieldError
+		var fe *fielderr.Error
 		if !errors.As(leaf, &fe) {
 			t.Fatalf("urlpolicy.Check: %v", leaf)
 		}

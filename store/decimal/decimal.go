@@ -1,6 +1,6 @@
 // Package decimal converts between the plain decimal strings of the API
 // ("1.5") and integer base units of an asset (1500000 with 6 decimals), and
-// values amounts in USD, without floats. Its input errors are *FieldError
+// values amounts in USD, without floats. Its input errors are *fielderr.Error
 // naming the offending field.
 package decimal
 
@@ -9,32 +9,24 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/complybox/complybox/store/fielderr"
 )
 
 // maxIntegerDigits bounds the integer part of a decimal input, so a hostile
 // amount cannot make the ledger do arithmetic on a megabyte of digits.
 const maxIntegerDigits = 30
 
-// FieldError reports an input field that is not an acceptable decimal.
-// Message is human-readable and names the field.
-type FieldError struct {
-	Field   string
-	Message string
-}
-
-// Error returns the message.
-func (e *FieldError) Error() string { return e.Message }
-
-// invalid returns a *FieldError naming field.
-func invalid(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+// invalid returns a *fielderr.Error naming field.
+func invalid(field, format string, args ...any) *fielderr.Error {
+	return fielderr.New(field, format, args...)
 }
 
 // ParseUnits parses a plain decimal string ("1.5", "0.000001", "100") into
 // base units of an asset with the given decimals: "1.5" with 6 decimals is
 // 1500000. It rejects signs, exponents, spaces, empty parts ("1.", ".5") and
 // more significant fraction digits than decimals (trailing zeros do not
-// count). Errors are *FieldError naming field.
+// count). Errors are *fielderr.Error naming field.
 func ParseUnits(field, s string, decimals int) (*big.Int, error) {
 	intPart, frac, ok := strings.Cut(s, ".")
 	if s == "" {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/complybox/complybox/store/decimal"
+	"github.com/complybox/complybox/store/fielderr"
 )
 
 func TestParseUnits(t *testing.T) {
@@ -49,9 +50,9 @@ func TestParseUnits(t *testing.T) {
 			{"1234567890123456789012345678901", 6}, {"١", 6},
 		} {
 			_, err := decimal.ParseUnits("amount", c.in, c.decimals)
-			var e *decimal.FieldError
+			var e *fielderr.Error
 			if !errors.As(err, &e) || e.Field != "amount" {
-				t.Errorf("ParseUnits(%q, %d) error %v: want a FieldError naming amount", c.in, c.decimals, err)
+				t.Errorf("ParseUnits(%q, %d) error %v: want a fielderr.Error naming amount", c.in, c.decimals, err)
 			}
 		}
 	})
@@ -59,9 +60,9 @@ func TestParseUnits(t *testing.T) {
 
 func TestParseAmount(t *testing.T) {
 	for _, in := range []string{"0", "0.000", "000"} {
-		var e *decimal.FieldError
+		var e *fielderr.Error
 		if _, err := decimal.ParseAmount("amount", in, 6); !errors.As(err, &e) || e.Field != "amount" {
-			t.Errorf("ParseAmount(%q) error %v: want a FieldError naming amount (amounts are positive)", in, err)
+			t.Errorf("ParseAmount(%q) error %v: want a fielderr.Error naming amount (amounts are positive)", in, err)
 		}
 	}
 	if v, err := decimal.ParseAmount("amount", "0.000000000000000001", 18); err != nil || v.Int64() != 1 {

@@ -1,7 +1,7 @@
 // Package imagecheck decodes and checks uploaded identity images and
 // documents: base64 in the variants clients send, JPEG and PNG images that
 // decode completely at an acceptable size, and PDF envelopes. It never
-// touches the db; its errors are *FieldError naming the offending field.
+// touches the db; its errors are *fielderr.Error naming the offending field.
 package imagecheck
 
 import (
@@ -10,13 +10,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"image/png"
 	"strings"
 	"unicode"
+
+	"github.com/complybox/complybox/store/fielderr"
 )
 
 // Limits on uploaded images (SPEC §3.4).
@@ -33,19 +34,9 @@ const (
 	TypePDF  = "application/pdf"
 )
 
-// FieldError reports an input field that fails a check. Message is
-// human-readable and names the field.
-type FieldError struct {
-	Field   string
-	Message string
-}
-
-// Error returns the message.
-func (e *FieldError) Error() string { return e.Message }
-
-// invalid returns a *FieldError naming field.
-func invalid(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+// invalid returns a *fielderr.Error naming field.
+func invalid(field, format string, args ...any) *fielderr.Error {
+	return fielderr.New(field, format, args...)
 }
 
 // Image is a decoded, checked upload.
@@ -60,7 +51,7 @@ type Image struct {
 // checks it with Check. value may use the standard or the URL-safe
 // alphabet, padded or not, may contain whitespace and line breaks, and may
 // start with a "data:<type>;base64," prefix whose type is ignored: the
-// content type is sniffed from the bytes. Returns a *FieldError naming field.
+// content type is sniffed from the bytes. Returns a *fielderr.Error naming field.
 func Decode(field, value string, allowPDF bool) (Image, error) {
 	return decode(field, value, allowPDF, nil, false)
 }
@@ -174,7 +165,7 @@ func quoteByte(c byte) string {
 // Check checks the decoded bytes of an upload in field: at most 10 MiB,
 // a JPEG or PNG image of at least 200×200 pixels that decodes completely, or,
 // when allowPDF, a PDF that starts with %PDF- and ends with %%EOF. The
-// content type comes from the bytes alone. Returns a *FieldError naming field.
+// content type comes from the bytes alone. Returns a *fielderr.Error naming field.
 func Check(field string, data []byte, allowPDF bool) (Image, error) {
 	return check(field, data, allowPDF, nil, false)
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/complybox/complybox/store/fielderr"
 	"github.com/complybox/complybox/store/imagecheck"
 )
 
@@ -55,13 +56,13 @@ func pdfBytes() []byte {
 		"2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
 }
 
-// expectInvalid fails unless err is a *imagecheck.FieldError naming field
+// expectInvalid fails unless err is a *fielderr.Error naming field
 // whose message contains every part of want.
 func expectInvalid(tb testing.TB, err error, field string, want ...string) {
 	tb.Helper()
-	var e *imagecheck.FieldError
+	var e *fielderr.Error
 	if !errors.As(err, &e) {
-		tb.Fatalf("error = %v (%T), want *imagecheck.FieldError", err, err)
+		tb.Fatalf("error = %v (%T), want *fielderr.Error", err, err)
 	}
 	if e.Field != field {
 		tb.Fatalf("error field %q, want %q (%s)", e.Field, field, e.Message)

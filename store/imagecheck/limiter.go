@@ -38,13 +38,13 @@ func NewLimiter(budget int64, maxQueue int) *Limiter {
 }
 
 // Check is the package's Check, decoding within the limiter's budget.
-// Besides a *FieldError it returns ErrBusy.
+// Besides a *fielderr.Error it returns ErrBusy.
 func (l *Limiter) Check(field string, data []byte, allowPDF bool) (Image, error) {
 	return check(field, data, allowPDF, l, false)
 }
 
 // Decode is the package's Decode, decoding within the limiter's budget.
-// Besides a *FieldError it returns ErrBusy.
+// Besides a *fielderr.Error it returns ErrBusy.
 func (l *Limiter) Decode(field, value string, allowPDF bool) (Image, error) {
 	return decode(field, value, allowPDF, l, false)
 }
@@ -52,7 +52,7 @@ func (l *Limiter) Decode(field, value string, allowPDF bool) (Image, error) {
 // Use decodes data, a JPEG or PNG, under the same checks as Check (its
 // header first: size, dimensions, the memory it needs) and within the
 // limiter's budget, and hands the decoded image to use while that memory
-// is still reserved. Besides a *FieldError (for a PDF or any other format
+// is still reserved. Besides a *fielderr.Error (for a PDF or any other format
 // too) it returns ErrBusy.
 func (l *Limiter) Use(field string, data []byte, use func(image.Image)) error {
 	if len(data) > MaxBytes {

@@ -1,7 +1,7 @@
 // Package urlpolicy decides which webhook destinations complybox may call:
 // the store applies it when a URL is configured and the dispatcher again to
 // every address it connects to, so a name cannot be rebound to a private
-// address after it was accepted. Its errors are *FieldError naming the
+// address after it was accepted. Its errors are *fielderr.Error naming the
 // offending field.
 package urlpolicy
 
@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/complybox/complybox/store/fielderr"
 )
 
 // MaxLength bounds the length of a webhook URL.
@@ -31,25 +33,15 @@ type Policy struct {
 	AllowPrivateNetworks bool
 }
 
-// FieldError reports a URL the policy refuses. Message is human-readable and
-// names the field.
-type FieldError struct {
-	Field   string
-	Message string
-}
-
-// Error returns the message.
-func (e *FieldError) Error() string { return e.Message }
-
-// invalid returns a *FieldError naming field.
-func invalid(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+// invalid returns a *fielderr.Error naming field.
+func invalid(field, format string, args ...any) *fielderr.Error {
+	return fielderr.New(field, format, args...)
 }
 
 // Check applies the policy to raw, the URL given in field: http(s) only,
 // http only as AllowHTTP says, loopback only unless AllowHTTP is "never",
 // private networks only when allowed. A host that does not resolve now is
-// taken as public. Returns a *FieldError naming field.
+// taken as public. Returns a *fielderr.Error naming field.
 func (p Policy) Check(ctx context.Context, field, raw string) error {
 	if raw == "" {
 		return invalid(field, "%s is required", field)

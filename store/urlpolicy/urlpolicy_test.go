@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/complybox/complybox/store/fielderr"
 	"github.com/complybox/complybox/store/urlpolicy"
 )
 
@@ -46,9 +47,9 @@ func TestCheck(t *testing.T) {
 				}
 				return
 			}
-			var e *urlpolicy.FieldError
+			var e *fielderr.Error
 			if !errors.As(err, &e) || e.Field != "url" || !strings.Contains(e.Message, c.want) {
-				t.Fatalf("error %v, want a FieldError naming url containing %q", err, c.want)
+				t.Fatalf("error %v, want a fielderr.Error naming url containing %q", err, c.want)
 			}
 		})
 	}
