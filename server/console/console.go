@@ -285,15 +285,10 @@ func (c *Console) render(w http.ResponseWriter, r *Request, status int, page, ti
 
 // fail renders err as the error page with the status of its code.
 func (c *Console) fail(w http.ResponseWriter, r *Request, err error) {
-	e := store.AsError(err)
-	status := wire.Status(err)
+	status, e := wire.Prepare(w, r.Request, c.log, err)
 	msg := e.Message
 	if e.Code == store.EINTERNAL {
-		c.log.Error("console internal error", "method", r.Method, "path", r.URL.Path, "requestId", wire.RequestID(r.Request), "err", err)
 		msg = "Something went wrong on our side; the request id is in the logs."
-	}
-	if e.Code == store.ERATELIMIT || e.Code == store.EUNAVAILABLE {
-		wire.SetRetryAfter(w, e.RetryAfter) // as wire.Error does: every 429 and 503
 	}
 	data := map[string]any{"Status": status, "StatusText": http.StatusText(status), "Message": msg, "Field": e.Field,
 		"RequestID": wire.RequestID(r.Request)}

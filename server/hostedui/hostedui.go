@@ -118,12 +118,12 @@ func (ui *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch store.ErrorCode(err) {
 	case store.EGONE:
 		page.Title, page.Text = p.T("gone.title"), p.T("gone.text")
-		ui.write(w, r, "message", page, http.StatusGone)
+		ui.write(w, r, "message", page, wire.Status(err))
 	case store.EUNAUTHORIZED:
 		ui.unknownLink(w, r)
 	case store.ENOTFOUND:
 		page.Title, page.Text = p.T("notfound.title"), p.T("notfound.text")
-		ui.write(w, r, "message", page, http.StatusNotFound)
+		ui.write(w, r, "message", page, wire.Status(err))
 	default:
 		ui.writeError(w, r, err)
 	}

@@ -62,6 +62,19 @@ type errorDetail struct {
 // the body {"error":{"code","message","field","requestId"}}. Only internal
 // errors are logged, to log.
 func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	status, e := Prepare(w, r, log, err)
+	reason := e.Reason
+	if reason == "" {
+		reason = e.Code
+	}
+	JSON(w, log, status, errorBody{Error: errorDetail{Code: reason, Message: e.Message, Field: e.Field, RequestID: RequestID(r)}})
+}
+
+// Prepare does what every error answer does first, JSON or an HTML page
+// (the console's, the hosted UI's): it logs an internal error to log, sets
+// Retry-After on a 429 or 503, and returns the answer's status and err as
+// a store error.
+func Prepare(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) (int, *store.Error) {
 	e := store.AsError(err)
 	if e.Code == store.EINTERNAL {
 		log.Error("internal error", "method", r.Method, "path", RedactPath(r.URL.Path), "requestId", RequestID(r), "err", err)
@@ -69,11 +82,7 @@ func Error(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	if e.Code == store.ERATELIMIT || e.Code == store.EUNAVAILABLE {
 		SetRetryAfter(w, e.RetryAfter)
 	}
-	reason := e.Reason
-	if reason == "" {
-		reason = e.Code
-	}
-	JSON(w, log, Status(err), errorBody{Error: errorDetail{Code: reason, Message: e.Message, Field: e.Field, RequestID: RequestID(r)}})
+	return Status(err), e
 }
 
 // SetRetryAfter says when a rate-limited (429) or turned-away (503) caller
