@@ -176,16 +176,18 @@ type lease struct {
 	held     bool
 }
 
-// maxBackoff caps the wait before a job whose outcome could not be
+// maxCommitBackoff caps the wait before a job whose outcome could not be
 // committed is tried again.
-const maxBackoff = time.Minute
+const maxCommitBackoff = time.Minute
 
-// backoff is the wait after the nth consecutive failure: 1s, 2s, 4s … 1 min.
-func backoff(n int) time.Duration {
+// commitBackoff is the wait before a job whose outcome the nth time in a
+// row could not be committed (a full disk) is tried again: 1s, 2s, 4s …
+// 1 min. Not the webhook retry delays: those are retryAt.
+func commitBackoff(n int) time.Duration {
 	if n > 6 {
-		return maxBackoff
+		return maxCommitBackoff
 	}
-	return min(time.Second<<max(n-1, 0), maxBackoff)
+	return min(time.Second<<max(n-1, 0), maxCommitBackoff)
 }
 
 // finished is a job whose outcome is committed.
@@ -346,7 +348,7 @@ func (d *Dispatcher) claim() time.Duration {
 		switch {
 		case !l.held:
 			pending++
-		case wall.After(l.until.Add(2 * maxBackoff)):
+		case wall.After(l.until.Add(2 * maxCommitBackoff)):
 			delete(d.inflight, c)
 		case wall.Before(l.until):
 			wait = min(wait, l.until.Sub(wall))
@@ -543,7 +545,7 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 		d.mu.Lock()
 		if failed {
 			l.failures++
-			l.held, l.until = true, time.Now().Add(backoff(l.failures))
+			l.held, l.until = true, time.Now().Add(commitBackoff(l.failures))
 		} else {
 			d.finished = append(d.finished, finished{j.Claim(), l})
 		}

@@ -100,8 +100,8 @@ func TestFailedJobBacksOff(t *testing.T) {
 			t.Fatalf("after the back-off: %d runs, want %d", n, i+2)
 		}
 	}
-	if backoff(30) != time.Minute || backoff(1000) != time.Minute {
-		t.Errorf("back-off not capped at a minute: %s %s", backoff(30), backoff(1000))
+	if commitBackoff(30) != time.Minute || commitBackoff(1000) != time.Minute {
+		t.Errorf("back-off not capped at a minute: %s %s", commitBackoff(30), commitBackoff(1000))
 	}
 	st.mu.Lock()
 	st.fail = false
