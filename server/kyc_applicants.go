@@ -219,10 +219,3 @@ func parseSince(v string) (time.Time, bool) {
 	}
 	return store.ParseTime(v)
 }
-
-// kycCatalog serves GET /v1/webhooks/events/catalog: the applicant events
-// (SPEC §3.7).
-func (s *Server) kycCatalog(w http.ResponseWriter, r *request) error {
-	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.KYCCatalog()})
-	return nil
-}

@@ -46,7 +46,7 @@ func (s *Server) routes() {
 	r.POST("/webhooks/outbound/test", s.api(s.testWebhook))
 	r.GET("/webhooks/deliveries", s.api(s.listDeliveries))
 	r.GET("/webhooks/deliveries/:id", s.api(s.getDelivery))
-	r.POST("/webhooks/deliveries/:id", s.api(s.postDeliveries)) // only :id = "retry": bulk retry
+	r.POST("/webhooks/deliveries/:id", s.api(s.postDeliveries)) // POST /webhooks/deliveries/retry, the bulk retry: the only :id it serves
 	r.POST("/webhooks/deliveries/:id/retry", s.api(s.retryDelivery))
 	r.GET("/webhooks/events/catalog", s.api(s.custodyCatalog))
 

@@ -1,3 +1,7 @@
+// Webhooks of both destinations (SPEC §5, §7): the custody webhook's
+// settings, test events, the deliveries list and its retries, and the
+// event catalogs. The KYC callback is set in the config or the console.
+
 package server
 
 import (
@@ -7,6 +11,8 @@ import (
 	"github.com/complybox/complybox/store"
 )
 
+// putWebhook serves PUT /webhooks/outbound: the custody webhook's URL and
+// subscribed event types (SPEC §5).
 func (s *Server) putWebhook(w http.ResponseWriter, r *request) error {
 	var in struct {
 		URL                  *string  `json:"url"`
@@ -26,6 +32,7 @@ func (s *Server) putWebhook(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
+// getWebhook serves GET /webhooks/outbound.
 func (s *Server) getWebhook(w http.ResponseWriter, r *request) error {
 	v, err := s.store.WebhookConfig(r.env)
 	if err != nil {
@@ -47,6 +54,8 @@ func (s *Server) testCallback(w http.ResponseWriter, r *request) error {
 	return s.sendSample(w, r, store.DestKYC)
 }
 
+// sendSample enqueues a sample event {eventType?} for destination dest and
+// answers 202 with its delivery id.
 func (s *Server) sendSample(w http.ResponseWriter, r *request, dest string) error {
 	var in struct {
 		EventType *string `json:"eventType"`
@@ -68,12 +77,15 @@ func (s *Server) sendSample(w http.ResponseWriter, r *request, dest string) erro
 	return nil
 }
 
+// deliveryFilter reads the deliveries list's filters from the query.
 func deliveryFilter(r *request) (store.DeliveryFilter, error) {
 	q := r.URL.Query()
 	f := store.DeliveryFilter{Status: q.Get("status"), EventType: q.Get("eventType"), Destination: q.Get("destination"), EntityID: q.Get("entityId")}
 	return f, f.Validate()
 }
 
+// listDeliveries serves GET /webhooks/deliveries: both destinations'
+// deliveries, newest first, by their filter indexes.
 func (s *Server) listDeliveries(w http.ResponseWriter, r *request) error {
 	f, err := deliveryFilter(r)
 	if err != nil {
@@ -91,6 +103,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
+// getDelivery serves GET /webhooks/deliveries/:id.
 func (s *Server) getDelivery(w http.ResponseWriter, r *request) error {
 	if allow, _ := deliveryAllow(r.URL.Path); allow != "GET, OPTIONS" {
 		w.Header().Set("Allow", allow)
@@ -104,6 +117,8 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
+// retryDelivery serves POST /webhooks/deliveries/:id/retry: a failed or
+// dead delivery, due now, with a fresh round of attempts.
 func (s *Server) retryDelivery(w http.ResponseWriter, r *request) error {
 	d, err := s.store.RetryDelivery(r.env, r.params.ByName("id"))
 	if err != nil {
@@ -160,7 +175,15 @@ func (s *Server) postDeliveries(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
+// custodyCatalog serves GET /webhooks/events/catalog: the custody events.
 func (s *Server) custodyCatalog(w http.ResponseWriter, r *request) error {
 	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.CustodyCatalog()})
+	return nil
+}
+
+// kycCatalog serves GET /v1/webhooks/events/catalog: the applicant events
+// (SPEC §3.7).
+func (s *Server) kycCatalog(w http.ResponseWriter, r *request) error {
+	s.encode(w, http.StatusOK, map[string]any{"eventTypes": store.KYCCatalog()})
 	return nil
 }
