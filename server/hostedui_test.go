@@ -1421,3 +1421,61 @@ func TestSDKConsentKeepsRequestedStep(t *testing.T) {
 		t.Fatalf("consent with an unknown step: %d to %q, want the first step", r.Status, r.Header.Get("Location"))
 	}
 }
+
+// TestSDKRepeatedCallsAreOneEntry: each call of the page's API is an sdk
+// history event (SPEC §3.8), but a page on its waiting view reads the
+// state every few seconds, for as long as it stays open, and the history
+// of an applicant is never removed by retention. A run of the same call
+// (the same state read, the same refused call) is one internal entry that
+// counts the calls and says when the last came; a call in between starts
+// a new entry. Partner-visible history is unchanged.
+func TestSDKRepeatedCallsAreOneEntry(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("poll1", "Green")
+	token := in.sdkSession("poll1", nil)
+	entries := func(eventType string) []store.HistoryEntry {
+		t.Helper()
+		all, err := in.Store.ApplicantHistory(store.Sandbox, "poll1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []store.HistoryEntry
+		for _, h := range all {
+			if h.EventType == eventType {
+				out = append(out, h)
+			}
+		}
+		return out
+	}
+	visible := len(in.historyTypes("poll1"))
+	for range 30 {
+		wantStatusCode(t, in.sdkAPI("GET", "/api/v1/sdk/state", token, ""), 200, "state")
+		in.Clock.Advance(5 * time.Second)
+	}
+	reads := entries("sdk.state_read")
+	if len(reads) != 1 || fmt.Sprint(reads[0].Details["calls"]) != "30" || reads[0].Details["lastAtUtc"] == nil {
+		t.Fatalf("30 state reads in a row: %d entries %+v, want one that counts 30", len(reads), reads)
+	}
+	if n := len(in.historyTypes("poll1")); n != visible {
+		t.Errorf("partner-visible history %d entries, was %d", n, visible)
+	}
+
+	// A change in between starts a new run.
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"poll@example.net"}`), 200, "personal-info")
+	wantStatusCode(t, in.sdkAPI("GET", "/api/v1/sdk/state", token, ""), 200, "state")
+	if reads := entries("sdk.state_read"); len(reads) != 2 || reads[0].Details["calls"] != nil {
+		t.Errorf("a read after a change: %+v, want a second entry of one call", reads)
+	}
+
+	// The same refused call repeated is one entry too; another refusal is
+	// its own.
+	for range 5 {
+		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"email":"not-an-email"}`), 400, "bad email")
+	}
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, `{"phone":"x"}`), 400, "bad phone")
+	refused := entries("sdk.call_refused")
+	if len(refused) != 2 || refused[0].Details["field"] != "phone" || refused[1].Details["field"] != "email" || fmt.Sprint(refused[1].Details["calls"]) != "5" {
+		t.Errorf("refused calls: %+v, want the phone's and one counting 5 of the email's", refused)
+	}
+}

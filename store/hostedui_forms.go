@@ -9,9 +9,42 @@ import (
 // The hosted UI's form posts: personal data, uploads, answers, submission
 // and beneficial owners, each recorded as an sdk history entry.
 
-// sdkInternal records an internal hosted-UI entry.
+// sdkInternal records an internal hosted-UI entry. A run of the same call
+// (the same event type and details: the waiting page reads the state every
+// few seconds for as long as it is open, a client repeats a refused call)
+// is one entry that counts the calls: details "calls" (from the second on)
+// and "lastAtUtc". An applicant's history is never removed by retention,
+// so an open page must not grow it without bound; each call is still an
+// sdk history event (SPEC §3.8), counted in its run's entry.
 func (t *txn) sdkInternal(x Session, a *diskApplicant, eventType string, details map[string]any) error {
+	if k, last, ok := t.lastHistory(x.Env, a.ID); ok && last.Internal && last.ActorType == ActorSDK && last.EventType == eventType && sameCall(last.Details, details) {
+		calls, _ := last.Details["calls"].(float64)
+		last.Details["calls"] = max(calls, 1) + 1
+		last.Details["lastAtUtc"] = At(t.now)
+		v, err := json.Marshal(last)
+		if err != nil {
+			return err
+		}
+		return t.env(x.Env, "history").Put(k, v)
+	}
 	return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: eventType, ActorType: ActorSDK, Details: details, Internal: true})
+}
+
+// sameCall reports whether the details of a stored entry (decoded from
+// JSON) are those of a call, apart from the run's count and last time.
+func sameCall(stored, call map[string]any) bool {
+	rest := make(map[string]any, len(stored))
+	for k, v := range stored {
+		if k != "calls" && k != "lastAtUtc" {
+			rest[k] = v
+		}
+	}
+	if call == nil {
+		call = map[string]any{}
+	}
+	a, err1 := json.Marshal(rest)
+	b, err2 := json.Marshal(call)
+	return err1 == nil && err2 == nil && string(a) == string(b)
 }
 
 // sdkUpdated records a partner-visible applicant.updated entry by sdk: the

@@ -61,6 +61,28 @@ func (t *txn) appendHistory(env Env, subject string, h HistoryEntry) error {
 	return b.Put(historyKey(subject, seq), v)
 }
 
+// lastHistory returns the key and the stored entry of subject's newest
+// history entry; false when it has none.
+func (t *txn) lastHistory(env Env, subject string) ([]byte, diskHistory, bool) {
+	prefix := append([]byte(subject), 0)
+	c := t.env(env, "history").Cursor()
+	k, v := c.Seek(append([]byte(subject), 1))
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	var d diskHistory
+	if k == nil || !bytes.HasPrefix(k, prefix) || json.Unmarshal(v, &d) != nil {
+		return nil, d, false
+	}
+	d.HistoryEntry.Internal = d.Internal
+	if d.Details == nil {
+		d.Details = map[string]any{}
+	}
+	return k, d, true
+}
+
 // appendInternal records an internal (never partner-visible) entry.
 func (t *txn) appendInternal(env Env, subject, eventType string, details map[string]any) error {
 	return t.appendHistory(env, subject, HistoryEntry{EventType: eventType, ActorType: ActorSystem, Details: details, Internal: true})
