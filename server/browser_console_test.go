@@ -22,6 +22,8 @@ func TestBrowserConsoleDecision(t *testing.T) {
 	rc, _ := in.kycReceiver()
 	in.createApplicant("held-1", "MANUAL")
 	in.expect(200, "POST", "/v1/applicants/held-1/verify", verifyBody(t, 81))
+	in.createApplicant("held-2", "MANUAL")
+	in.expect(200, "POST", "/v1/applicants/held-2/verify", verifyBody(t, 82))
 	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
 		t.Fatal(err)
 	}
@@ -132,4 +134,20 @@ func TestBrowserConsoleDecision(t *testing.T) {
 	}
 	ph.open("/console/applicants/held-1")
 	ph.shot("console-applicant-phone")
+
+	// A refused decision on a phone: the page comes back where its error
+	// is, 2,000 px and more below the top, not at the top where nothing
+	// says it failed; and the address it leaves in the bar opens the
+	// applicant again, not a 405.
+	ph.open("/console/applicants/held-2")
+	ph.click("input[name=reviewAnswer][value=RED]")
+	ph.click("input[name=confirmFinal]")
+	ph.expectError("status of 400")
+	ph.submit("#decision button[type=submit]")
+	ph.contains("Choose at least one reject label")
+	if where := eval[[]float64](ph, `(() => { const r = document.querySelector('#decision-error').getBoundingClientRect(); return [r.top, r.bottom, window.innerHeight, window.scrollY] })()`); where[0] < -1 || where[1] > where[2] || where[3] == 0 {
+		t.Errorf("on a phone the refused decision's error is at %v px (viewport %v px high, scrolled %v): out of view", where[0], where[2], where[3])
+	}
+	ph.open(strings.TrimSuffix(eval[string](ph, `location.pathname`), "#decision-error"))
+	ph.contains("held-2", "Decision")
 }

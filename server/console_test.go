@@ -288,7 +288,7 @@ func TestConsolePages(t *testing.T) {
 	}
 	expectStatus(t, "another applicant's document", b.get("/console/applicants/other-user/documents/"+a.Documents[0].SHA256), http.StatusNotFound)
 	expectStatus(t, "unknown applicant", b.get("/console/applicants/nobody"), http.StatusNotFound)
-	if strings.Contains(detail, `action="/console/applicants/page-user/decision"`) {
+	if strings.Contains(detail, `action="/console/applicants/page-user/decision`) {
 		t.Fatal("a completed applicant shows the decision form")
 	}
 
@@ -342,7 +342,7 @@ func TestConsoleDecision(t *testing.T) {
 
 	b := in.operator()
 	page := b.page("/console/applicants/manual-1", "awaitingOperatorReview", "SELFIE_MISMATCH", "RETRY")
-	if !strings.Contains(page, `action="/console/applicants/manual-1/decision"`) {
+	if !strings.Contains(page, `action="/console/applicants/manual-1/decision`) {
 		t.Fatal("no decision form for an applicant awaiting an operator")
 	}
 	r := b.submit("/console/applicants/manual-1/decision", url.Values{"reviewAnswer": {"GREEN"}, "moderationComment": {"looks fine"}})

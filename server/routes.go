@@ -156,6 +156,7 @@ func (s *Server) routes() {
 	r.GET("/console/applicants/:id", c.Page(c.Applicant))
 	r.GET("/console/applicants/:id/documents/:sha", c.Page(c.Document))
 	r.POST("/console/applicants/:id/decision", c.Page(c.Decide))
+	r.GET("/console/applicants/:id/decision", c.Page(c.DecisionAddress))
 	r.GET("/console/deliveries", c.Page(c.Deliveries))
 	r.GET("/console/deliveries/:id", c.Page(c.Delivery))
 	r.POST("/console/deliveries/:id/retry", c.Page(c.RetryDelivery))
