@@ -66,8 +66,8 @@ func (t *txn) appendHistory(env Env, subject string, h HistoryEntry) error {
 func (t *txn) lastHistory(env Env, subject string) ([]byte, diskHistory, bool) {
 	prefix := append([]byte(subject), 0)
 	c := t.env(env, "history").Cursor()
-	k, v := c.Seek(append([]byte(subject), 1))
-	if k == nil {
+	var k, v []byte
+	if after, _ := c.Seek(append([]byte(subject), 1)); after == nil {
 		k, v = c.Last()
 	} else {
 		k, v = c.Prev()
