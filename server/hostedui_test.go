@@ -428,7 +428,8 @@ func TestSDKFormFlow(t *testing.T) {
 	// Submitting too early answers 409 with the missing step.
 	r = in.sdkForm(page+"/submit", url.Values{})
 	wantStatusCode(t, r, 409, "early submit")
-	wantHTML(t, r, `selfie`)
+	wantHTML(t, r, `selfie`, `Please check: Selfie`) // the error names the missing step by its label
+	noHTML(t, r, `Please check this entry`)
 	wantStatusCode(t, in.sdkUpload(page+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 8)}), 303, "selfie")
 
 	// Review: everything there, submit.

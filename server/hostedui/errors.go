@@ -134,6 +134,9 @@ func (p *sdkPage) fieldLabel(field string) string {
 	if l := p.T("field." + field); l != "field."+field {
 		return l
 	}
+	if l := p.T("step." + field); l != "step."+field { // a step with no data (missing_step_data)
+		return l
+	}
 	return p.T("err.value")
 }
 
