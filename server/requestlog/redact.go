@@ -260,9 +260,8 @@ func isBlob(s string) bool {
 	if len(s) < minBase64 || !isBase64(s) {
 		return false
 	}
-	p := strings.NewReplacer(`\/`, "/", "-", "+", "_", "/").Replace(s[:min(len(s), 96)])
-	p = strings.TrimRight(p[:len(p)/4*4], "=")
-	b, err := base64.RawStdEncoding.DecodeString(p[:len(p)/4*4])
+	p := strings.TrimRight(strings.NewReplacer(`\/`, "/", "-", "+", "_", "/").Replace(s[:min(len(s), 96)]), "=")
+	b, err := base64.RawStdEncoding.DecodeString(p[:len(p)/4*4]) // the first whole groups are enough
 	if err != nil {
 		return false
 	}
