@@ -141,11 +141,14 @@ func (p Policy) Disallowed(ip netip.Addr) bool {
 // isPrivate reports addresses a webhook must not reach unless allowed
 // (loopback aside, which allow_http governs): private ranges, link-local,
 // unspecified, multicast, shared and ULA space, "this network", reserved
-// and discard-only space, the limited broadcast, and IPv6 addresses that
-// stand for one of these or loopback through NAT64 (64:ff9b::/96) or 6to4
-// (2002::/16). The documentation and benchmarking ranges (192.0.2/24,
-// 198.51.100/24, 203.0.113/24, 198.18/15, 2001:db8::/32) are not private
-// networks: integrators use them as example public addresses.
+// and discard-only space, the limited broadcast, the benchmarking ranges
+// (198.18/15, 2001:2::/48: not globally reachable, and networks use them
+// inside, for proxies among others), and IPv6 addresses that stand for one
+// of these or loopback through NAT64 (64:ff9b::/96), 6to4 (2002::/16) or
+// the deprecated IPv4-compatible form (::/96). The documentation ranges
+// (192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32) are not refused:
+// they are never routed, and integrators use them as example public
+// addresses.
 func isPrivate(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	if ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
@@ -157,6 +160,8 @@ func isPrivate(ip netip.Addr) bool {
 	for _, p := range [...]string{
 		"0.0.0.0/8",      // "this network"
 		"100.64.0.0/10",  // shared address space (carrier-grade NAT)
+		"198.18.0.0/15",  // benchmarking (RFC 2544)
+		"2001:2::/48",    // benchmarking (RFC 5180)
 		"192.0.0.0/24",   // IETF protocol assignments
 		"240.0.0.0/4",    // reserved, and the limited broadcast 255.255.255.255
 		"64:ff9b:1::/48", // local-use NAT64
@@ -171,8 +176,10 @@ func isPrivate(ip netip.Addr) bool {
 }
 
 // embeddedIPv4 returns the IPv4 address that an IPv6 address of the NAT64
-// well-known prefix (64:ff9b::/96, RFC 6052) or of 6to4 (2002::/16, RFC
-// 3056) stands for: a connection to it reaches that IPv4 address.
+// well-known prefix (64:ff9b::/96, RFC 6052), of 6to4 (2002::/16, RFC
+// 3056) or of the deprecated IPv4-compatible form (::a.b.c.d, RFC 4291;
+// not :: and ::1) stands for: a connection to it may reach that IPv4
+// address.
 func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
 	if !ip.Is6() {
 		return netip.Addr{}, false
@@ -183,6 +190,8 @@ func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
 		return netip.AddrFrom4([4]byte(b[12:16])), true
 	case b[0] == 0x20 && b[1] == 0x02:
 		return netip.AddrFrom4([4]byte(b[2:6])), true
+	case [12]byte(b[0:12]) == [12]byte{} && !ip.IsUnspecified() && !ip.IsLoopback():
+		return netip.AddrFrom4([4]byte(b[12:16])), true
 	}
 	return netip.Addr{}, false
 }

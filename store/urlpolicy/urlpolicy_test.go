@@ -73,7 +73,9 @@ func TestNonPublic(t *testing.T) {
 		{"0.1.2.3", true},            // "this network", 0/8
 		{"192.0.0.8", true},          // IETF protocol assignments
 		{"192.0.2.1", false},         // TEST-NET-1: documentation, an example public address
-		{"198.18.0.1", false},        // benchmarking, 198.18/15: not a private network
+		{"198.18.0.1", true},         // benchmarking, 198.18/15: not globally reachable, and used inside networks
+		{"198.19.255.254", true},     // the same /15
+		{"198.20.0.1", false},        // just past it
 		{"198.51.100.7", false},      // TEST-NET-2
 		{"203.0.113.7", false},       // TEST-NET-3
 		{"224.0.0.1", true},          // multicast
@@ -85,12 +87,18 @@ func TestNonPublic(t *testing.T) {
 		{"fec0::1", true},            // site-local (deprecated)
 		{"ff02::1", true},            // multicast
 		{"2001:db8::1", false},       // documentation
-		{"2001:2::1", false},         // benchmarking
+		{"2001:2::1", true},          // benchmarking, 2001:2::/48
+		{"2001:3::1", false},         // past it
 		{"100::1", true},             // discard-only
 		{"::ffff:10.0.0.1", true},    // IPv4-mapped
 		{"64:ff9b::a00:1", true},     // NAT64 of 10.0.0.1
 		{"64:ff9b::7f00:1", true},    // NAT64 of 127.0.0.1: not this host's loopback
-		{"64:ff9b::c612:1", false},   // NAT64 of 198.18.0.1
+		{"64:ff9b::c612:1", true},    // NAT64 of 198.18.0.1
+		{"64:ff9b::c000:201", false}, // NAT64 of 192.0.2.1, documentation
+		{"::ffff:198.18.0.1", true},  // IPv4-mapped benchmarking
+		{"2002:c612:1::", true},      // 6to4 of 198.18.0.1
+		{"::10.0.0.1", true},         // IPv4-compatible (deprecated ::/96) of 10.0.0.1
+		{"::c612:1", true},           // IPv4-compatible of 198.18.0.1
 		{"64:ff9b::ffff:ffff", true}, // NAT64 of 255.255.255.255
 		{"64:ff9b:1::a00:1", true},   // local-use NAT64 prefix
 		{"2002:a00:1::", true},       // 6to4 of 10.0.0.1
