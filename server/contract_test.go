@@ -3,7 +3,9 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +19,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
@@ -102,8 +106,12 @@ func explain(errs []*verrors.ValidationError) string {
 	return b.String()
 }
 
-// TestOpenAPIDocumentIsValid validates /openapi.json with libopenapi and
-// libopenapi-validator, as partners' tools will: zero errors. With
+// TestOpenAPIDocumentIsValid validates /openapi.json as partners' tools
+// will, with two independent implementations: libopenapi and
+// libopenapi-validator, and kin-openapi (under oapi-codegen and most Go
+// request-validation middleware: its Validate and its router, which
+// validates first), zero errors from each. Every const names its type, or
+// generators such as ogen emit a client that does not compile. With
 // COMPLYBOX_OPENAPI_OUT set it also writes the document there, for the
 // other validators of .ci/run.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
@@ -119,6 +127,39 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	if ok, errs := v.ValidateDocument(); !ok || len(errs) > 0 {
 		t.Errorf("the document is invalid:%s", explain(errs))
 	}
+
+	kin, err := openapi3.NewLoader().LoadFromData(doc)
+	if err != nil {
+		t.Fatalf("kin-openapi cannot load the document: %v", err)
+	}
+	if err := kin.Validate(context.Background()); err != nil {
+		t.Errorf("kin-openapi: the document is invalid: %v", err)
+	}
+	if _, err := legacy.NewRouter(kin); err != nil {
+		t.Errorf("kin-openapi: no router from the document: %v", err)
+	}
+
+	var tree any
+	if err := json.Unmarshal(doc, &tree); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(node any, path string)
+	walk = func(node any, path string) {
+		switch n := node.(type) {
+		case map[string]any:
+			if _, ok := n["const"]; ok && n["type"] == nil {
+				t.Errorf("%s: a const without a type", path)
+			}
+			for k, v := range n {
+				walk(v, path+"/"+k)
+			}
+		case []any:
+			for i, v := range n {
+				walk(v, fmt.Sprintf("%s/%d", path, i))
+			}
+		}
+	}
+	walk(tree, "#")
 }
 
 // beyondContract is the request header with which a test marks a request

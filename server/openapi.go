@@ -262,7 +262,9 @@ func applyConventions(doc map[string]any) {
 }
 
 // applyExamples sets the request and response examples of examples.json,
-// {"<operationId>": {"request": …, "<status>": …}}, on their operations.
+// {"<operationId>": {"request": …, "<status>": …}}, on their operations:
+// as the media type's example, or as its named example "scenario" where
+// the fragment gives named examples.
 // An example naming no operation is an error, so none can go stale unseen.
 func applyExamples(doc, examples map[string]any) error {
 	byID := map[string]map[string]any{}
@@ -294,6 +296,13 @@ func applyExamples(doc, examples map[string]any) error {
 			mt, _ := content["application/json"].(map[string]any)
 			if mt == nil {
 				return fmt.Errorf("openapi/examples.json: %s has no JSON %s", id, key)
+			}
+			if named, ok := mt["examples"].(map[string]any); ok {
+				// OpenAPI 3.1: example and examples exclude each other in a
+				// media type (kin-openapi refuses both); the fragment's
+				// named examples stay, the scenario's joins them.
+				named["scenario"] = map[string]any{"summary": "The request of the documented example scenario", "value": value}
+				continue
 			}
 			mt["example"] = value
 		}
