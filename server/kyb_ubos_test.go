@@ -322,6 +322,45 @@ func TestUboRetryChildIsFailedUntilRegenerated(t *testing.T) {
 	}
 }
 
+// TestUboErasedChildClosesCompanyRed: erasing a linked child that has no
+// verdict (the owner's erasure request) leaves it nothing to be verified
+// with, so its row counts as rejected and the company closes RED FINAL
+// with COMPANY_NOT_VALIDATED_BENEFICIARIES and its applicantReviewed,
+// instead of waiting in in_review for a child that can never finish.
+// A child erased after its GREEN keeps its row completed.
+func TestUboErasedChildClosesCompanyRed(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.createCompany("gone", "Gone Ltd",
+		map[string]any{"fullName": "Vera Verified", "dateOfBirth": "1980-01-01", "ownershipPercent": 50, "roles": []string{"ubo"}},
+		map[string]any{"fullName": "Eric Erased", "dateOfBirth": "1981-02-02", "ownershipPercent": 50, "roles": []string{"ubo"}})
+	in.submitCompany("gone", 60)
+	in.waitReviewStatus("gone", "in_review")
+	in.spawn(201, "gone", 0, nil)
+	in.spawn(201, "gone", 1, nil)
+	in.expect(200, "POST", "/v1/applicants/gone.ubo.1/verify", verifyBody(t, 61))
+	wantReviewed(t, rc.reviewed(t, secret), "gone", "GREEN", nil)
+
+	in.expect(204, "DELETE", "/v1/applicants/gone.ubo.1", nil) // after its GREEN: the row stays completed
+	in.expect(204, "DELETE", "/v1/applicants/gone.ubo.2", nil) // before any verdict
+	ubos := in.expect(200, "GET", "/v1/applicants/gone", nil).m(t)
+	if r := rowOf(t, ubos, 0); r["enrollmentStatus"] != "completed" {
+		t.Fatalf("row 0 after its child's erasure: %v", r)
+	}
+	if r := rowOf(t, ubos, 1); r["enrollmentStatus"] != "rejected" || r["completedAtUtc"] == nil {
+		t.Fatalf("row 1 after its child's erasure: %v", r)
+	}
+	wantCounts(t, in.structure("gone"), true, 2, 2, 0, 0, 0, 2, 1, 1, 0)
+	st := in.status("gone")
+	wantStatus(t, st, "completed", "RED", "FINAL", 1)
+	if fmt.Sprint(st["rejectLabels"]) != "[COMPANY_NOT_VALIDATED_BENEFICIARIES]" {
+		t.Fatalf("status %v", st)
+	}
+	wantReviewed(t, rc.reviewed(t, secret), nil, "RED", "FINAL", "COMPANY_NOT_VALIDATED_BENEFICIARIES")
+	rc.none(t, 50*time.Millisecond)
+}
+
 // TestUboCompanyFinalHoldsUntilReset: a company closes RED FINAL over its
 // children even when its own step was rejected with RETRY (SPEC §3.6), and
 // FINAL holds until reset (§3.3): new documents and a new review answer

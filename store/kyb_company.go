@@ -178,13 +178,16 @@ func (t *txn) saveCompany(env Env, a *diskApplicant) error {
 	return t.event(env, a, "applicantReviewed", nil)
 }
 
-// childEnrollment derives a row's enrollment status from its child.
+// childEnrollment derives a row's enrollment status from its child. A
+// child erased before a terminal verdict can never be verified (its data
+// is gone, and spawn-kyc and regenerate-link refuse it): its row is
+// rejected, so that the company closes RED rather than wait for ever.
 func childEnrollment(c *diskApplicant) string {
 	r := c.Review
 	switch {
 	case r.terminal() && r.ReviewAnswer == Green:
 		return EnrollmentCompleted
-	case r.terminal():
+	case r.terminal(), c.erased():
 		return EnrollmentRejected
 	case r.ReviewStatus == ReviewCompleted && r.ReviewAnswer == Red && r.ReviewRejectType == RejectRetry:
 		return EnrollmentFailed
@@ -196,7 +199,8 @@ func childEnrollment(c *diskApplicant) string {
 
 // syncChild carries a child applicant's state to its row in the company:
 // enrollmentStatus, completedAtUtc, and through saveCompany the company's
-// verdict. Callers: the verdict path, reset and link expiry of the child.
+// verdict. Callers: the verdict path, reset, link expiry and erasure of
+// the child.
 // Anything that is not a child is left alone.
 func (t *txn) syncChild(env Env, c *diskApplicant) error {
 	if c.UboParent == "" {

@@ -198,6 +198,9 @@ func (s *Store) Erase(env Env, extID string) error {
 		if err := t.save(env, a); err != nil {
 			return err
 		}
-		return t.appendInternal(env, a.ID, "applicant.erased", nil)
+		if err := t.appendInternal(env, a.ID, "applicant.erased", nil); err != nil {
+			return err
+		}
+		return t.syncChild(env, a) // a company's beneficial owner: its row and the company's verdict
 	})
 }
