@@ -17,7 +17,7 @@ func TestBrowserDocumentCountry(t *testing.T) {
 	t.Parallel()
 	in := start(t)
 	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "dc-1", "firstName": "Ada", "lastName": "Lovelace",
-		"dateOfBirth": "1990-04-01", "nationality": "USA"})
+		"dateOfBirth": "1990-04-01", "nationality": "GBR"})
 	_, page := in.session("dc-1", map[string]any{})
 
 	tb := in.chrome(t, desktop)
@@ -25,18 +25,18 @@ func TestBrowserDocumentCountry(t *testing.T) {
 	tb.consent("a photo of an identity document")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
 	tb.contains("Issuing country", "The country that issued your document.")
-	if v := eval[string](tb, `document.querySelector('#country-form select[name=country]').value`); v != "USA" {
-		t.Errorf("the issuing country starts on %q, want the nationality USA", v)
+	if v := eval[string](tb, `document.querySelector('#country-form select[name=country]').value`); v != "GBR" {
+		t.Errorf("the issuing country starts on %q, want the nationality GBR", v)
 	}
 	tb.a11y()
-	tb.issuingCountry("USA")
+	tb.issuingCountry("GBR")
 
 	types := func() []string {
 		t.Helper()
 		return strings.Fields(eval[string](tb, `Array.from(document.querySelectorAll('#id-doc-form select[name=docType] option')).map(o => o.value).join(' ')`))
 	}
 	if got := types(); !slices.Equal(got, []string{"PASSPORT", "DRIVERS", "RESIDENCE_PERMIT"}) {
-		t.Fatalf("types offered for the USA: %v", got)
+		t.Fatalf("types offered for the UK: %v", got)
 	}
 	if n := tb.count("#id-doc-form [data-nojs]"); n != 0 {
 		t.Errorf("with script the no-script button stays (%d)", n)
@@ -50,13 +50,13 @@ func TestBrowserDocumentCountry(t *testing.T) {
 		t.Fatalf("types offered for Germany: %v", got)
 	}
 	tb.run(chromedp.SetValue(chromedp.CSS("#id-doc-form select[name=docType]"), "ID_CARD"))
-	// Back to the USA through the search box: ID_CARD goes.
-	tb.run(chromedp.SendKeys("#id-doc-form input.country-search", "United Sta"))
-	if v := eval[string](tb, `document.querySelector('#id-doc-form select[name=country]').value`); v != "USA" {
-		t.Fatalf("searching United Sta picks %q", v)
+	// Back to the UK through the search box: ID_CARD goes.
+	tb.run(chromedp.SendKeys("#id-doc-form input.country-search", "United Kin"))
+	if v := eval[string](tb, `document.querySelector('#id-doc-form select[name=country]').value`); v != "GBR" {
+		t.Fatalf("searching United Kin picks %q", v)
 	}
 	if got := types(); slices.Contains(got, "ID_CARD") {
-		t.Fatalf("types offered for the USA after the search: %v", got)
+		t.Fatalf("types offered for the UK after the search: %v", got)
 	}
 
 	// Forced: the server refuses it, naming the document type, and shows
@@ -67,7 +67,7 @@ func TestBrowserDocumentCountry(t *testing.T) {
 	tb.expectError("status of 400")
 	tb.submit("#id-doc-form button[type=submit]:not(.secondary)")
 	tb.contains("Please check: Document type", "not issued by the chosen country")
-	if got := types(); slices.Contains(got, "ID_CARD") || eval[string](tb, `document.querySelector('#id-doc-form select[name=country]').value`) != "USA" {
+	if got := types(); slices.Contains(got, "ID_CARD") || eval[string](tb, `document.querySelector('#id-doc-form select[name=country]').value`) != "GBR" {
 		t.Fatalf("after the refusal: country %s, types %v", eval[string](tb, `document.querySelector('#id-doc-form select[name=country]').value`), got)
 	}
 	tb.a11y()
@@ -80,7 +80,7 @@ func TestBrowserDocumentCountry(t *testing.T) {
 	tb.submit("#id-doc-form button[type=submit]:not(.secondary)")
 	tb.contains("Selfie")
 	d := in.expect(200, "GET", "/v1/applicants/dc-1", nil).m(t)["documents"].([]any)
-	if len(d) != 1 || d[0].(map[string]any)["country"] != "USA" || d[0].(map[string]any)["docType"] != "DRIVERS" {
-		t.Fatalf("documents %v, want the driving licence of the USA", d)
+	if len(d) != 1 || d[0].(map[string]any)["country"] != "GBR" || d[0].(map[string]any)["docType"] != "DRIVERS" {
+		t.Fatalf("documents %v, want the driving licence of the UK", d)
 	}
 }

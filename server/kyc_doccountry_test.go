@@ -29,7 +29,7 @@ func TestIDDocumentCountry(t *testing.T) {
 	t.Run("Verify", func(t *testing.T) {
 		in.createApplicant("dc-verify", "Country")
 		body := verifyBody(t, 501)
-		body["idDocType"], body["country"] = "ID_CARD", "USA"
+		body["idDocType"], body["country"] = "ID_CARD", "GBR"
 		refused(in.do("POST", "/v1/applicants/dc-verify/verify", body), "idDocType")
 		body["idDocType"], body["country"] = "RESIDENCE_PERMIT", "BRA"
 		refused(in.do("POST", "/v1/applicants/dc-verify/verify", body), "idDocType")
@@ -75,7 +75,7 @@ func TestIDDocumentCountry(t *testing.T) {
 		in.createApplicant("dc-sdk", "Country")
 		token := in.sdkNewSession("dc-sdk", nil)
 		r := in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "ID_CARD"},
-			part{name: "country", value: "CAN"}, part{name: "front", data: pngImage(t, 240, 220, 504)})
+			part{name: "country", value: "NZL"}, part{name: "front", data: pngImage(t, 240, 220, 504)})
 		refused(r, "docType")
 		r = in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "ID_CARD"},
 			part{name: "country", value: "CHE"}, part{name: "front", data: pngImage(t, 240, 220, 504)})

@@ -15,9 +15,11 @@ import (
 //   - ID_CARD: countries that issue a national identity card: every
 //     EU/EEA member and Switzerland, the other European states with one,
 //     and the countries elsewhere whose card is the usual identity
-//     document. Not, for example, the USA, the UK, Canada, Australia, New
-//     Zealand, Japan or India, where a person identifies with a passport
-//     or a driving licence.
+//     document, among them the USA (state ID cards), Canada (provincial
+//     photo cards), Japan (My Number Card) and India (Aadhaar), which
+//     the vendors list as ID cards. Not, for example, the UK, Australia
+//     or New Zealand, where a person identifies with a passport or a
+//     driving licence.
 //   - RESIDENCE_PERMIT: countries that issue a residence card to
 //     foreigners (EU/EEA and Switzerland under the EU format, the UK, the
 //     USA, Canada, Japan and a few more).
@@ -28,7 +30,8 @@ const idCardCountries = euEEA + " CHE" +
 	" ARG BOL BRA CHL COL CRI DOM ECU GTM HND MEX NIC PAN PER PRY SLV URY VEN" +
 	" CHN HKG MAC TWN KOR IDN MYS PHL SGP THA VNM LKA PAK BGD" +
 	" ARE BHR EGY IRN IRQ ISR JOR KWT LBN MAR OMN QAT SAU TUN DZA" +
-	" ZAF NGA GHA KEN RWA SEN CIV CMR UGA"
+	" ZAF NGA GHA KEN RWA SEN CIV CMR UGA" +
+	" USA CAN JPN IND"
 
 // residencePermitCountries issue residence permits as cards.
 const residencePermitCountries = euEEA + " CHE GBR USA CAN JPN KOR SGP HKG ARE SAU QAT TUR AUS NZL"

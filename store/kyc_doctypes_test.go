@@ -9,8 +9,8 @@ import (
 
 // TestIDDocTypesFor: the table names only real countries, and reads as
 // documented: every country issues passports and driving licences, the
-// EU/EEA and Switzerland ID cards and residence permits, the USA and the
-// UK no ID card.
+// EU/EEA and Switzerland ID cards and residence permits, the USA its
+// state ID cards, the UK no ID card.
 func TestIDDocTypesFor(t *testing.T) {
 	t.Parallel()
 	for typ, countries := range store.IDDocTypeCountries() {
@@ -30,7 +30,8 @@ func TestIDDocTypesFor(t *testing.T) {
 		{"DEU", []string{"PASSPORT", "ID_CARD", "DRIVERS", "RESIDENCE_PERMIT"}},
 		{"CHE", []string{"PASSPORT", "ID_CARD", "DRIVERS", "RESIDENCE_PERMIT"}},
 		{"NOR", []string{"PASSPORT", "ID_CARD", "DRIVERS", "RESIDENCE_PERMIT"}},
-		{"USA", []string{"PASSPORT", "DRIVERS", "RESIDENCE_PERMIT"}},
+		{"USA", []string{"PASSPORT", "ID_CARD", "DRIVERS", "RESIDENCE_PERMIT"}},
+		{"IND", []string{"PASSPORT", "ID_CARD", "DRIVERS"}},
 		{"GBR", []string{"PASSPORT", "DRIVERS", "RESIDENCE_PERMIT"}},
 		{"BRA", []string{"PASSPORT", "ID_CARD", "DRIVERS"}},
 		{"FJI", []string{"PASSPORT", "DRIVERS"}},
