@@ -226,12 +226,12 @@ func TestSDKPageIndividual(t *testing.T) {
 	wantHTML(t, r, `<form method="get" action="/sdk/`+regexp.QuoteMeta(token)+`" class="stack" id="country-form">`,
 		`<input type="hidden" name="step" value="identity_doc">`, `Ausstellendes Land`, `<option value="GBR" selected>Vereinigtes Königreich</option>`)
 	noHTML(t, r, `name="front"`, `name="docType"`)
-	r = in.sdkGet("/sdk/" + token + "?step=identity_doc&country=usa")
-	wantHTML(t, r, `enctype="multipart/form-data"`, `name="kind" value="identity_doc"`, `<option value="USA" selected>Vereinigte Staaten</option>`,
+	r = in.sdkGet("/sdk/" + token + "?step=identity_doc&country=gbr")
+	wantHTML(t, r, `enctype="multipart/form-data"`, `name="kind" value="identity_doc"`, `<option value="GBR" selected>Vereinigtes Königreich</option>`,
 		`<input type="file" name="front" accept="image/jpeg,image/png,application/pdf" capture="environment"`,
 		`<input type="file" name="back"`, `<option value="PASSPORT">Reisepass</option>`, `<option value="DRIVERS">Führerschein</option>`,
 		`<option value="RESIDENCE_PERMIT">Aufenthaltstitel</option>`, `formmethod="get"`, `data-doctypes="`)
-	noHTML(t, r, `<option value="ID_CARD">`) // the USA issues no national identity card
+	noHTML(t, r, `<option value="ID_CARD">`) // the UK issues no national identity card
 	r = in.sdkGet("/sdk/" + token + "?step=identity_doc&country=DEU")
 	wantHTML(t, r, `<option value="PASSPORT">Reisepass</option><option value="ID_CARD">Personalausweis</option>`)
 	wantHTML(t, in.sdkGet("/sdk/"+token+"?step=identity_doc&country=XXX"), `id="country-form"`) // not a country: ask again
@@ -407,9 +407,9 @@ func TestSDKFormFlow(t *testing.T) {
 	// A type the chosen country does not issue (the page never offers
 	// it): refused, naming the document type, with the country's types.
 	r = in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "docType", value: "ID_CARD"},
-		part{name: "country", value: "USA"}, part{name: "front", data: pngImage(t, 240, 220, 7)})
-	wantStatusCode(t, r, 400, "ID_CARD of the USA")
-	wantHTML(t, r, `Please check: Document type`, `not issued by the chosen country`, `<option value="USA" selected>United States</option>`,
+		part{name: "country", value: "GBR"}, part{name: "front", data: pngImage(t, 240, 220, 7)})
+	wantStatusCode(t, r, 400, "ID_CARD of the UK")
+	wantHTML(t, r, `Please check: Document type`, `not issued by the chosen country`, `<option value="GBR" selected>United Kingdom</option>`,
 		`<option value="PASSPORT">Passport</option>`)
 	noHTML(t, r, `<option value="ID_CARD">`)
 	// No country: the form asks for it.
