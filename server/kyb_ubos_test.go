@@ -296,8 +296,19 @@ func TestUboRejectedChildClosesCompanyRed(t *testing.T) {
 	wantStatus(t, in.status("red.ubo.1"), "pending", nil, nil, 1)
 	wantStatus(t, in.status("red"), "in_review", nil, nil, 1)
 	wantCounts(t, in.structure("red"), false, 1, 1, 0, 0, 0, 1, 0, 0, 1)
-	if got := rc.next(t); got.Header.Get("X-Webhook-Event-Type") != "applicantReset" || !strings.Contains(string(got.Body), `"entityId":"red.ubo.1"`) {
-		t.Fatalf("after regenerate-link: %s", got.Body)
+	// The child is reset, and the company's RED is withdrawn until it
+	// closes again; the two entities' events come in either order.
+	got := map[string]string{}
+	for range 2 {
+		r := rc.next(t)
+		var env struct{ EventType, EntityID string }
+		if err := json.Unmarshal(r.Body, &env); err != nil {
+			t.Fatal(err)
+		}
+		got[env.EntityID] = env.EventType
+	}
+	if got["red.ubo.1"] != "applicantReset" || got["red"] != "applicantPending" {
+		t.Fatalf("after regenerate-link: %v", got)
 	}
 	rc.none(t, 50*time.Millisecond)
 }
@@ -784,15 +795,21 @@ func TestUboRowAfterVerdictReopensCompany(t *testing.T) {
 	in.submitCompany("late-row", 70)
 	wantReviewed(t, rc.reviewed(t, secret), nil, "GREEN", nil)
 
-	// A beneficial owner declared after the verdict must be verified too.
+	// A beneficial owner declared after the verdict must be verified too;
+	// applicantPending withdraws the GREEN the partner holds.
 	in.expect(201, "POST", "/v1/applicants/late-row/ubos", map[string]any{"fullName": "Nia New", "roles": []string{"ubo"}, "ownershipPercent": 51})
 	wantStatus(t, in.status("late-row"), "in_review", nil, nil, 1)
+	if got := rc.next(t); got.Header.Get("X-Webhook-Event-Type") != "applicantPending" ||
+		!strings.Contains(string(got.Body), `"entityId":"late-row"`) || !strings.Contains(string(got.Body), `"reviewStatus":"in_review"`) {
+		t.Fatalf("after the row: %s %s", got.Header.Get("X-Webhook-Event-Type"), got.Body)
+	}
 	in.spawn(201, "late-row", 0, nil)
 	in.expect(200, "POST", "/v1/applicants/late-row.ubo.1/verify", verifyBody(t, 80))
 	got := rc.reviewedSet(t, secret, 2)
 	wantReviewed(t, got["late-row.ubo.1"], "late-row", "GREEN", nil)
 	wantReviewed(t, got["late-row"], nil, "GREEN", nil)
 	wantStatus(t, in.status("late-row"), "completed", "GREEN", nil, 1)
+	rc.none(t, 50*time.Millisecond)
 }
 
 // TestUboCompanyWaitsForEveryRow is the compliance rule of SPEC 3.6: a row

@@ -141,11 +141,27 @@ func sameVerdict(a, b Review) bool {
 // verdict (its last child became terminal), or changes the verdict of a
 // closed company (a terminal child's verdict changed: GREEN, then RED), it
 // records the verdict and emits applicantReviewed, as verdict does for its
-// own steps: the partner's last event always says what the status says.
+// own steps; when it reopens a closed verdict it emits applicantPending:
+// the partner's last event always says what the status says.
 func (t *txn) saveCompany(env Env, a *diskApplicant) error {
-	was := a.Review
+	// The verdict as stored, not a's: a nested save in the same
+	// transaction (a child's reset moving its row) may have saved the
+	// company already, and its event must not repeat.
+	var was Review
+	switch stored, err := t.getApplicant(env, a.ExternalID); {
+	case err == nil:
+		was = stored.Review
+	case ErrorCode(err) != ENOTFOUND:
+		return err
+	}
 	if err := t.save(env, a); err != nil {
 		return err
+	}
+	if was.closed() && !a.Review.closed() {
+		// Reopened (a row added, a child reset or its link regenerated):
+		// the verdict the partner holds is withdrawn until it closes
+		// again; applicantPending says so.
+		return t.event(env, a, "applicantPending", map[string]any{"attempt": a.Attempt})
 	}
 	if !a.Review.closed() || (was.closed() && sameVerdict(was, a.Review)) {
 		return nil

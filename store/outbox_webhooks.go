@@ -49,7 +49,7 @@ func CustodyCatalog() []EventType {
 func KYCCatalog() []EventType {
 	return []EventType{
 		{"applicantCreated", "applicant", "An applicant was created."},
-		{"applicantPending", "applicant", "An applicant was submitted for review."},
+		{"applicantPending", "applicant", "An applicant was submitted for review, or a company's closed verdict was reopened until its new beneficial owners are verified."},
 		{"applicantOnHold", "applicant", "A review waits for an operator decision."},
 		{"applicantReviewed", "applicant", "A verdict was reached; data carries reviewResult."},
 		{"applicantPersonalInfoChanged", "applicant", "Applicant or company data changed."},
