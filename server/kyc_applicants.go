@@ -111,11 +111,13 @@ func (s *Server) action(fn func(env store.Env, id string) (store.Applicant, erro
 	}
 }
 
-// drain reads a body that the call ignores, so that an over-limit body
-// still answers 413.
+// drain reads the body of a call that takes none: empty, or any JSON
+// object, whose members it ignores (clients that always send {}).
+// Malformed JSON or another JSON value is 400 malformed_json before
+// anything changes, as on the custody side's actions; an over-limit body
+// is 413.
 func drain(r *request) error {
-	_, err := wire.ReadBody(r.Request)
-	return err
+	return wire.Decode(r.Request, &struct{}{})
 }
 
 func (s *Server) assignLevel(w http.ResponseWriter, r *request) error {

@@ -984,3 +984,36 @@ func TestFieldLimitsCountCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestActionsRefuseMalformedBodies: the verification actions take no
+// body, yet a malformed one is a client's bug, not consent: 400
+// malformed_json and nothing changes (SPEC §2), as on the custody side's
+// actions. An empty body and any JSON object are accepted.
+func TestActionsRefuseMalformedBodies(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("mal", "Green")
+	before := in.historyTypes("mal")
+	for _, path := range []string{"/reset", "/deactivate", "/activate", "/blocklist", "/monitoring", "/review", "/levels/full-kyc-level"} {
+		for _, body := range []string{`{"x":`, `[1,2]`, `"reset"`, `{} {}`} {
+			if r := in.do("POST", "/v1/applicants/mal"+path, body); r.Status != 400 || !strings.Contains(string(r.Body), `"code":"malformed_json"`) {
+				t.Errorf("POST %s with %s: %d %s, want 400 malformed_json", path, body, r.Status, r.Body)
+			}
+		}
+	}
+	for _, path := range []string{"/blocklist", "/monitoring"} {
+		if r := in.do("DELETE", "/v1/applicants/mal"+path, `{"x":`); r.Status != 400 || !strings.Contains(string(r.Body), `"code":"malformed_json"`) {
+			t.Errorf("DELETE %s with a malformed body: %d %s", path, r.Status, r.Body)
+		}
+	}
+	a := in.expect(200, "GET", "/v1/applicants/mal", nil).m(t)
+	if a["status"] != "active" || a["monitoring"] != false || a["verificationLevelName"] != "basic-kyc-level" {
+		t.Fatalf("a refused action changed the applicant: %v", a)
+	}
+	if h := in.historyTypes("mal"); !slices.Equal(h, before) {
+		t.Fatalf("history %v, want %v", h, before)
+	}
+	in.expect(200, "POST", "/v1/applicants/mal/deactivate", "")
+	in.expect(200, "POST", "/v1/applicants/mal/activate", `{"reason":"ignored"}`)
+	in.expect(200, "POST", "/v1/applicants/mal/levels/full-kyc-level", "{}")
+}
