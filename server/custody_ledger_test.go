@@ -1207,3 +1207,37 @@ func TestFailReasonCountsCharacters(t *testing.T) {
 	}
 	in.expect(200, "POST", "/transactions/"+id+"/fail", map[string]any{"reason": strings.Repeat("é", 500)})
 }
+
+// TestVaultWithoutExternalID: externalId is optional on POST /vaults, but
+// the custody seed types vaultExternalId as a string ("value supplied at
+// vault creation"), never null: a vault made without one answers "" and so
+// do its transactions and their events, which typed receivers decode.
+func TestVaultWithoutExternalID(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc := newReceiver(t, in.Clock, nil)
+	secret := in.configureWebhook(rc, "transaction.created", "transaction.status.updated")
+
+	v := in.expect(201, "POST", "/vaults", map[string]any{"name": "Treasury"}).m(t)
+	if ext, ok := v["externalId"].(string); !ok || ext != "" {
+		t.Fatalf("vault without externalId: %v", v)
+	}
+	if got := in.expect(200, "GET", "/vaults/"+v["vaultId"].(string), nil).m(t); got["externalId"] != "" {
+		t.Fatalf("GET vault: %v", got)
+	}
+	w := in.wallet(v["vaultId"].(string), "BTC")
+	tx := in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "1"}).m(t)
+	if ext, ok := tx["vaultExternalId"].(string); !ok || ext != "" {
+		t.Fatalf("deposit: vaultExternalId %#v", tx["vaultExternalId"])
+	}
+	in.advance(stepDelay)
+	for _, want := range []string{"transaction.created", "transaction.status.updated"} {
+		e := verified(t, secret, rc.next(t))
+		if ext, ok := e.Data["vaultExternalId"].(string); e.EventType != want || !ok || ext != "" {
+			t.Fatalf("%s: vaultExternalId %#v", e.EventType, e.Data["vaultExternalId"])
+		}
+	}
+	if got := in.expect(200, "GET", "/transactions/"+tx["transactionId"].(string), nil).m(t); got["vaultExternalId"] != "" {
+		t.Fatalf("GET transaction: vaultExternalId %#v", got["vaultExternalId"])
+	}
+}

@@ -51,7 +51,7 @@ type Transaction struct {
 	Status              string  `json:"status"`
 	PreviousStatus      *string `json:"previousStatus"`
 	VaultID             string  `json:"vaultId"`
-	VaultExternalID     *string `json:"vaultExternalId"`
+	VaultExternalID     string  `json:"vaultExternalId"`
 	VaultName           string  `json:"vaultName"`
 	AssetID             string  `json:"assetId"`
 	AssetSymbol         string  `json:"assetSymbol"`
@@ -120,7 +120,7 @@ type txCreatedData struct {
 	Type                string  `json:"type"`
 	Status              string  `json:"status"`
 	VaultID             string  `json:"vaultId"`
-	VaultExternalID     *string `json:"vaultExternalId"`
+	VaultExternalID     string  `json:"vaultExternalId"`
 	VaultName           string  `json:"vaultName"`
 	AssetID             string  `json:"assetId"`
 	AssetSymbol         string  `json:"assetSymbol"`
@@ -147,7 +147,7 @@ type txStatusData struct {
 	Status          string  `json:"status"`
 	PreviousStatus  *string `json:"previousStatus"`
 	VaultID         string  `json:"vaultId"`
-	VaultExternalID *string `json:"vaultExternalId"`
+	VaultExternalID string  `json:"vaultExternalId"`
 	VaultName       string  `json:"vaultName"`
 	AssetID         string  `json:"assetId"`
 	AssetSymbol     string  `json:"assetSymbol"`

@@ -8,10 +8,12 @@ import (
 
 // Vault is a vault account: the container of a partner customer's wallets.
 type Vault struct {
-	VaultID    string  `json:"vaultId"`
-	Name       string  `json:"name"`
-	ExternalID *string `json:"externalId"`
-	CreatedAt  Time    `json:"createdAt"`
+	VaultID string `json:"vaultId"`
+	Name    string `json:"name"`
+	// ExternalID is the partner's reference, "" when none was given: the
+	// seed types vaultExternalId as a string, never null.
+	ExternalID string `json:"externalId"`
+	CreatedAt  Time   `json:"createdAt"`
 }
 
 type diskVault struct {
@@ -87,7 +89,10 @@ func (s *Store) CreateVault(env Env, in VaultInput, idem Idem) (Vault, error) {
 		if ok, err := t.replay(env, "POST /vaults", idem, &out); ok || err != nil {
 			return err
 		}
-		v := diskVault{Vault: Vault{VaultID: newID(), Name: *in.Name, ExternalID: in.ExternalID, CreatedAt: At(t.now)}}
+		v := diskVault{Vault: Vault{VaultID: newID(), Name: *in.Name, CreatedAt: At(t.now)}}
+		if in.ExternalID != nil {
+			v.ExternalID = *in.ExternalID
+		}
 		var err error
 		if v.Seq, err = index(t.env(env, "vaults_idx"), v.VaultID); err != nil {
 			return err

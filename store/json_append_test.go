@@ -34,7 +34,7 @@ func pickTime(r *rand.Rand) Time {
 func randomTransaction(r *rand.Rand) Transaction {
 	return Transaction{
 		TransactionID: pickString(r), Type: pickString(r), Status: pickString(r), PreviousStatus: pickPtr(r),
-		VaultID: pickString(r), VaultExternalID: pickPtr(r), VaultName: pickString(r), AssetID: pickString(r),
+		VaultID: pickString(r), VaultExternalID: pickString(r), VaultName: pickString(r), AssetID: pickString(r),
 		AssetSymbol: pickString(r), AssetNetwork: pickString(r), SourceWalletID: pickPtr(r), DestinationWalletID: pickPtr(r),
 		Amount: pickString(r), SourceAddress: pickString(r), DestinationAddress: pickString(r), DestinationTag: pickPtr(r),
 		TxHash: pickPtr(r), NetworkFee: pickPtr(r), FeeCurrency: pickPtr(r), AmountUSD: pickPtr(r), FeeUSD: pickPtr(r),

@@ -146,7 +146,7 @@ func (t *txn) sampleTransaction(a Asset) diskTransaction {
 	prev := StatusConfirming
 	x := diskTransaction{Transaction: Transaction{
 		TransactionID: newID(), Type: TxWithdrawal, Status: StatusCompleted, PreviousStatus: &prev,
-		VaultID: newID(), VaultExternalID: strp("test-vault"), VaultName: "Test vault",
+		VaultID: newID(), VaultExternalID: "test-vault", VaultName: "Test vault",
 		AssetID: a.ID, AssetSymbol: a.Symbol, AssetNetwork: a.Network, SourceWalletID: strp(newID()),
 		Amount: "0.5", SourceAddress: newAddress(a.Network), DestinationAddress: newAddress(a.Network),
 		TxHash: strp(newTxHash(a.Network)), NetworkFee: strp(a.NetworkFee), FeeCurrency: strp(a.Symbol),
