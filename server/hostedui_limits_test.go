@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"strings"
@@ -125,4 +127,34 @@ func TestSDKUploadOverTenMiB(t *testing.T) {
 	r = in.sdkUpload("/sdk/"+token+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: huge})
 	wantStatusCode(t, r, 400, "11 MiB selfie form")
 	wantHTML(t, r, `The file is too large\.`)
+}
+
+// TestSDKUploadTooManyPixels: a picture over 40 megapixels may be a small
+// file, so the form names the pixels, not the file's size (SPEC §3.4
+// sets the two limits apart), in the session's language.
+func TestSDKUploadTooManyPixels(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("px1", "Green")
+	header := pngHeader(10000, 10000) // 100 megapixels in 33 bytes
+	for _, c := range []struct{ lang, want, not string }{
+		{"en", `The picture has too many pixels \(at most 40 megapixels\)`, `The file is too large`},
+		{"de", `Das Bild hat zu viele Pixel \(höchstens 40 Megapixel\)`, `Die Datei ist zu groß`},
+	} {
+		token := in.sdkSession("px1", map[string]any{"lang": c.lang})
+		r := in.sdkUpload("/sdk/"+token+"/documents", "", part{name: "kind", value: "selfie"}, part{name: "file", data: header})
+		wantStatusCode(t, r, 400, "100 MP selfie form, "+c.lang)
+		wantHTML(t, r, c.want)
+		noHTML(t, r, c.not)
+	}
+}
+
+// pngHeader is the signature and IHDR chunk of a w×h 8-bit RGB PNG, all
+// that is read before the pixel limits refuse it.
+func pngHeader(w, h uint32) []byte {
+	ihdr := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte("IHDR"), w), h)
+	ihdr = append(ihdr, 8, 2, 0, 0, 0)
+	b := append([]byte("\x89PNG\r\n\x1a\n"), binary.BigEndian.AppendUint32(nil, uint32(len(ihdr)-4))...)
+	b = append(b, ihdr...)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(ihdr))
 }

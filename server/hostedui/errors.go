@@ -58,8 +58,10 @@ func fieldProblem(field, msg string) string {
 			return "err.image.type"
 		case strings.Contains(msg, "pixels; at least"):
 			return "err.image.small"
-		case strings.Contains(msg, "at most 10 MiB"), strings.Contains(msg, "megapixels"), strings.Contains(msg, "MiB are allowed"):
+		case strings.Contains(msg, "at most 10 MiB"):
 			return "err.image.large"
+		case strings.Contains(msg, "megapixels"), strings.Contains(msg, "MiB are allowed"):
+			return "err.image.pixels" // a small file can hold too many pixels: its size is not the reason
 		}
 		return "err.image.unreadable"
 	case strings.HasPrefix(field, "questionnaire."):
