@@ -427,7 +427,7 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 
 	tb.expectError("status of 410")
 	tb.open("/l/nope")
-	tb.contains("Verification link not found")
+	tb.contains("This verification link is not valid")
 	tb.a11y()
 	tb.shot("hosted-link-not-found")
 	r := doRequest(t, "GET", in.URL+"/l/nope", nil, "Accept", "text/html")
@@ -647,5 +647,44 @@ func (tb *tab) capturedAnnounced() {
 	}
 	if f := tb.focused(); f != "button in .picked" {
 		tb.t.Errorf("after the capture focus is on %s, want the preview's Retake button", f)
+	}
+}
+
+// TestBrowserCountdownLastSecond: the countdown back to the partner
+// counts down in words a person reads, "in 2 seconds" then "in 1
+// second" ("1 seconds" was wrong), in English and German, on Chromium's
+// virtual time.
+func TestBrowserCountdownLastSecond(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	site := newPartnerSite(t)
+	for _, c := range []struct{ lang, two, one string }{
+		{"en", "Taking you back in 2 seconds…", "Taking you back in 1 second…"},
+		{"de", "Sie werden in 2 Sekunden zurückgeleitet…", "Sie werden in 1 Sekunde zurückgeleitet…"},
+	} {
+		id := "count-" + c.lang
+		in.sdkSubmitted(id, 77)
+		in.expect(200, "POST", "/v1/applicants/"+id+"/sandbox/review", map[string]any{"reviewAnswer": "GREEN"})
+		_, page := in.session(id, map[string]any{"returnUrl": site.URL + "/done", "lang": c.lang})
+		tb := in.chrome(t, phone)
+		tb.open(page)
+		tb.virtualTime(emulation.VirtualTimePolicyPause, 0)
+		tb.waitFor("#countdown")
+		text := func(want string) {
+			t.Helper()
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				got := eval[string](tb, `document.getElementById('countdown').textContent`)
+				if got == want {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the countdown says %q, want %q", c.lang, got, want)
+				}
+			}
+		}
+		tb.virtualTime(emulation.VirtualTimePolicyAdvance, 3000) // 5, 4, 3, 2
+		text(c.two)
+		tb.virtualTime(emulation.VirtualTimePolicyAdvance, 1000)
+		text(c.one)
 	}
 }

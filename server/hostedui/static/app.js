@@ -239,7 +239,7 @@
     var timer = null;
     var tick = function () {
       if (left <= 0) { window.location.assign(back.href); return; }
-      countdown.textContent = t('countdown').replace('%d', left);
+      countdown.textContent = left === 1 ? t('countdown-one') : t('countdown').replace('%d', left);
       left--;
       timer = setTimeout(tick, 1000);
     };
