@@ -143,9 +143,11 @@ func (p Policy) Disallowed(ip netip.Addr) bool {
 // unspecified, multicast, shared and ULA space, "this network", reserved
 // and discard-only space, the limited broadcast, the benchmarking ranges
 // (198.18/15, 2001:2::/48: not globally reachable, and networks use them
-// inside, for proxies among others), and IPv6 addresses that stand for one
-// of these or loopback through NAT64 (64:ff9b::/96), 6to4 (2002::/16) or
-// the deprecated IPv4-compatible form (::/96). The documentation ranges
+// inside, for proxies among others), Teredo (2001::/32) and SRv6 segment
+// identifiers (5f00::/16), and IPv6 addresses that stand for one of these
+// or loopback through NAT64 (64:ff9b::/96), 6to4 (2002::/16), SIIT's
+// IPv4-translated form (::ffff:0:0/96) or the deprecated IPv4-compatible
+// form (::/96). The documentation ranges
 // (192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32) are not refused:
 // they are never routed, and integrators use them as example public
 // addresses.
@@ -165,6 +167,8 @@ func isPrivate(ip netip.Addr) bool {
 		"192.0.0.0/24",   // IETF protocol assignments
 		"240.0.0.0/4",    // reserved, and the limited broadcast 255.255.255.255
 		"64:ff9b:1::/48", // local-use NAT64
+		"2001::/32",      // Teredo: its client address is obfuscated inside, relays reach it (RFC 4380)
+		"5f00::/16",      // SRv6 segment identifiers (RFC 9602): not globally reachable
 		"100::/64",       // discard-only
 		"fec0::/10",      // site-local (deprecated)
 	} {
@@ -177,9 +181,9 @@ func isPrivate(ip netip.Addr) bool {
 
 // embeddedIPv4 returns the IPv4 address that an IPv6 address of the NAT64
 // well-known prefix (64:ff9b::/96, RFC 6052), of 6to4 (2002::/16, RFC
-// 3056) or of the deprecated IPv4-compatible form (::a.b.c.d, RFC 4291;
-// not :: and ::1) stands for: a connection to it may reach that IPv4
-// address.
+// 3056), of SIIT's IPv4-translated form (::ffff:0:a.b.c.d, RFC 2765) or
+// of the deprecated IPv4-compatible form (::a.b.c.d, RFC 4291; not :: and
+// ::1) stands for: a connection to it may reach that IPv4 address.
 func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
 	if !ip.Is6() {
 		return netip.Addr{}, false
@@ -190,6 +194,8 @@ func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
 		return netip.AddrFrom4([4]byte(b[12:16])), true
 	case b[0] == 0x20 && b[1] == 0x02:
 		return netip.AddrFrom4([4]byte(b[2:6])), true
+	case [8]byte(b[0:8]) == [8]byte{} && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0:
+		return netip.AddrFrom4([4]byte(b[12:16])), true
 	case [12]byte(b[0:12]) == [12]byte{} && !ip.IsUnspecified() && !ip.IsLoopback():
 		return netip.AddrFrom4([4]byte(b[12:16])), true
 	}

@@ -70,41 +70,47 @@ func TestNonPublic(t *testing.T) {
 		{"100.64.0.1", true},
 		{"169.254.169.254", true},
 		{"0.0.0.0", true},
-		{"0.1.2.3", true},            // "this network", 0/8
-		{"192.0.0.8", true},          // IETF protocol assignments
-		{"192.0.2.1", false},         // TEST-NET-1: documentation, an example public address
-		{"198.18.0.1", true},         // benchmarking, 198.18/15: not globally reachable, and used inside networks
-		{"198.19.255.254", true},     // the same /15
-		{"198.20.0.1", false},        // just past it
-		{"198.51.100.7", false},      // TEST-NET-2
-		{"203.0.113.7", false},       // TEST-NET-3
-		{"224.0.0.1", true},          // multicast
-		{"240.0.0.1", true},          // reserved, 240/4
-		{"255.255.255.255", true},    // limited broadcast
-		{"::", true},                 // unspecified
-		{"fd00::1", true},            // ULA
-		{"fe80::1", true},            // link-local
-		{"fec0::1", true},            // site-local (deprecated)
-		{"ff02::1", true},            // multicast
-		{"2001:db8::1", false},       // documentation
-		{"2001:2::1", true},          // benchmarking, 2001:2::/48
-		{"2001:3::1", false},         // past it
-		{"100::1", true},             // discard-only
-		{"::ffff:10.0.0.1", true},    // IPv4-mapped
-		{"64:ff9b::a00:1", true},     // NAT64 of 10.0.0.1
-		{"64:ff9b::7f00:1", true},    // NAT64 of 127.0.0.1: not this host's loopback
-		{"64:ff9b::c612:1", true},    // NAT64 of 198.18.0.1
-		{"64:ff9b::c000:201", false}, // NAT64 of 192.0.2.1, documentation
-		{"::ffff:198.18.0.1", true},  // IPv4-mapped benchmarking
-		{"2002:c612:1::", true},      // 6to4 of 198.18.0.1
-		{"::10.0.0.1", true},         // IPv4-compatible (deprecated ::/96) of 10.0.0.1
-		{"::c612:1", true},           // IPv4-compatible of 198.18.0.1
-		{"64:ff9b::ffff:ffff", true}, // NAT64 of 255.255.255.255
-		{"64:ff9b:1::a00:1", true},   // local-use NAT64 prefix
-		{"2002:a00:1::", true},       // 6to4 of 10.0.0.1
-		{"2002:a9fe:a9fe::1", true},  // 6to4 of 169.254.169.254
-		{"2002:7f00:1::", true},      // 6to4 of 127.0.0.1
-		{"93.184.215.14", false},     // public
+		{"0.1.2.3", true},                              // "this network", 0/8
+		{"192.0.0.8", true},                            // IETF protocol assignments
+		{"192.0.2.1", false},                           // TEST-NET-1: documentation, an example public address
+		{"198.18.0.1", true},                           // benchmarking, 198.18/15: not globally reachable, and used inside networks
+		{"198.19.255.254", true},                       // the same /15
+		{"198.20.0.1", false},                          // just past it
+		{"198.51.100.7", false},                        // TEST-NET-2
+		{"203.0.113.7", false},                         // TEST-NET-3
+		{"224.0.0.1", true},                            // multicast
+		{"240.0.0.1", true},                            // reserved, 240/4
+		{"255.255.255.255", true},                      // limited broadcast
+		{"::", true},                                   // unspecified
+		{"fd00::1", true},                              // ULA
+		{"fe80::1", true},                              // link-local
+		{"fec0::1", true},                              // site-local (deprecated)
+		{"ff02::1", true},                              // multicast
+		{"2001:db8::1", false},                         // documentation
+		{"2001:2::1", true},                            // benchmarking, 2001:2::/48
+		{"2001:3::1", false},                           // past it
+		{"100::1", true},                               // discard-only
+		{"::ffff:10.0.0.1", true},                      // IPv4-mapped
+		{"64:ff9b::a00:1", true},                       // NAT64 of 10.0.0.1
+		{"64:ff9b::7f00:1", true},                      // NAT64 of 127.0.0.1: not this host's loopback
+		{"64:ff9b::c612:1", true},                      // NAT64 of 198.18.0.1
+		{"64:ff9b::c000:201", false},                   // NAT64 of 192.0.2.1, documentation
+		{"::ffff:198.18.0.1", true},                    // IPv4-mapped benchmarking
+		{"2002:c612:1::", true},                        // 6to4 of 198.18.0.1
+		{"::10.0.0.1", true},                           // IPv4-compatible (deprecated ::/96) of 10.0.0.1
+		{"::c612:1", true},                             // IPv4-compatible of 198.18.0.1
+		{"64:ff9b::ffff:ffff", true},                   // NAT64 of 255.255.255.255
+		{"::ffff:0:a00:1", true},                       // SIIT IPv4-translated (::ffff:0:0/96) of 10.0.0.1
+		{"::ffff:0:7f00:1", true},                      // SIIT of 127.0.0.1
+		{"::ffff:0:c000:201", false},                   // SIIT of 192.0.2.1, documentation
+		{"2001::1", true},                              // Teredo, 2001::/32
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", true}, // a Teredo address
+		{"5f00::1", true},                              // SRv6 segment identifier, 5f00::/16
+		{"64:ff9b:1::a00:1", true},                     // local-use NAT64 prefix
+		{"2002:a00:1::", true},                         // 6to4 of 10.0.0.1
+		{"2002:a9fe:a9fe::1", true},                    // 6to4 of 169.254.169.254
+		{"2002:7f00:1::", true},                        // 6to4 of 127.0.0.1
+		{"93.184.215.14", false},                       // public
 		{"::ffff:93.184.215.14", false},
 		{"64:ff9b::5db8:d70e", false}, // NAT64 of 93.184.215.14
 		{"2002:5db8:d70e::1", false},  // 6to4 of 93.184.215.14
