@@ -237,7 +237,7 @@ func (s *Server) advanceTransaction(w http.ResponseWriter, r *request) error {
 	if err := sandboxOnly(r); err != nil {
 		return err
 	}
-	if err := wire.Decode(r.Request, &struct{}{}); err != nil {
+	if err := noBody(r); err != nil {
 		return err
 	}
 	x, err := s.store.AdvanceTransaction(r.env, r.params.ByName("id"))
@@ -275,7 +275,7 @@ func (s *Server) failTransaction(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) cancelTransaction(w http.ResponseWriter, r *request) error {
-	if err := wire.Decode(r.Request, &struct{}{}); err != nil {
+	if err := noBody(r); err != nil {
 		return err
 	}
 	x, err := s.store.CancelTransaction(r.env, r.params.ByName("id"))

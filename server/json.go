@@ -27,6 +27,14 @@ func bodyHash(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
+// noBody reads the body of a call that takes none: empty, or any JSON
+// object, whose members it ignores (clients that always send {}).
+// Malformed JSON or another JSON value is 400 malformed_json before
+// anything changes; an over-limit body is 413.
+func noBody(r *request) error {
+	return wire.Decode(r.Request, &struct{}{})
+}
+
 // list is the body of every list endpoint.
 type list[T any] struct {
 	Items      []T     `json:"items"`

@@ -66,6 +66,9 @@ func (s *Server) patchApplicant(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) eraseApplicant(w http.ResponseWriter, r *request) error {
+	if err := noBody(r); err != nil {
+		return err
+	}
 	if err := s.store.Erase(r.env, r.params.ByName("id")); err != nil {
 		return err
 	}
@@ -99,7 +102,7 @@ func (s *Server) patchCompanyInfo(w http.ResponseWriter, r *request) error {
 // applicant.
 func (s *Server) action(fn func(env store.Env, id string) (store.Applicant, error)) handlerFunc {
 	return func(w http.ResponseWriter, r *request) error {
-		if err := drain(r); err != nil {
+		if err := noBody(r); err != nil {
 			return err
 		}
 		a, err := fn(r.env, r.params.ByName("id"))
@@ -111,17 +114,8 @@ func (s *Server) action(fn func(env store.Env, id string) (store.Applicant, erro
 	}
 }
 
-// drain reads the body of a call that takes none: empty, or any JSON
-// object, whose members it ignores (clients that always send {}).
-// Malformed JSON or another JSON value is 400 malformed_json before
-// anything changes, as on the custody side's actions; an over-limit body
-// is 413.
-func drain(r *request) error {
-	return wire.Decode(r.Request, &struct{}{})
-}
-
 func (s *Server) assignLevel(w http.ResponseWriter, r *request) error {
-	if err := drain(r); err != nil {
+	if err := noBody(r); err != nil {
 		return err
 	}
 	a, err := s.store.AssignLevel(r.env, r.params.ByName("id"), r.params.ByName("levelName"))

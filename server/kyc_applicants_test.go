@@ -1001,13 +1001,13 @@ func TestActionsRefuseMalformedBodies(t *testing.T) {
 			}
 		}
 	}
-	for _, path := range []string{"/blocklist", "/monitoring"} {
+	for _, path := range []string{"/blocklist", "/monitoring", ""} { // "": DELETE /v1/applicants/{id} erases
 		if r := in.do("DELETE", "/v1/applicants/mal"+path, `{"x":`); r.Status != 400 || !strings.Contains(string(r.Body), `"code":"malformed_json"`) {
 			t.Errorf("DELETE %s with a malformed body: %d %s", path, r.Status, r.Body)
 		}
 	}
 	a := in.expect(200, "GET", "/v1/applicants/mal", nil).m(t)
-	if a["status"] != "active" || a["monitoring"] != false || a["verificationLevelName"] != "basic-kyc-level" {
+	if a["status"] != "active" || a["monitoring"] != false || a["verificationLevelName"] != "basic-kyc-level" || a["info"].(map[string]any)["lastName"] != "Green" {
 		t.Fatalf("a refused action changed the applicant: %v", a)
 	}
 	if h := in.historyTypes("mal"); !slices.Equal(h, before) {

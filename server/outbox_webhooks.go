@@ -120,6 +120,9 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *request) error {
 // retryDelivery serves POST /webhooks/deliveries/:id/retry: a failed or
 // dead delivery, due now, with a fresh round of attempts.
 func (s *Server) retryDelivery(w http.ResponseWriter, r *request) error {
+	if err := noBody(r); err != nil {
+		return err
+	}
 	d, err := s.store.RetryDelivery(r.env, r.params.ByName("id"))
 	if err != nil {
 		return err

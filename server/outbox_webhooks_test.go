@@ -286,6 +286,11 @@ func TestManualRetryFreshRound(t *testing.T) {
 	in.advance(time.Minute)
 	rc.next(t)
 	in.waitDelivery(id, "dead", 2)
+	// A malformed body is a client's bug, not a retry (SPEC §2): 400, and
+	// the delivery stays dead.
+	expectError(t, in.do("POST", "/webhooks/deliveries/"+id+"/retry", `{`), 400, "malformed_json")
+	in.waitDelivery(id, "dead", 2)
+	rc.none(t, 50*time.Millisecond)
 	in.expect(200, "POST", "/webhooks/deliveries/"+id+"/retry", nil)
 	if got := rc.next(t).Header.Get("X-Webhook-Id"); got != id {
 		t.Errorf("X-Webhook-Id %q on a manual retry, want the delivery's id %s", got, id)
