@@ -189,6 +189,35 @@ func TestRequestLogKeepsShortBodies(t *testing.T) {
 	}
 }
 
+// TestRequestLogOverLimit: a call refused for its body's size (413,
+// before any handler runs) is in the request log like any other refused
+// call when its credential is valid, so the requestId of its error finds
+// it; with a bad credential it is not logged.
+func TestRequestLogOverLimit(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	big := `{"externalUserId":"big","firstName":"` + strings.Repeat("a", 2<<20) + `"}`
+	var eb struct {
+		Error struct{ Code, RequestID string }
+	}
+	in.expect(413, "POST", "/v1/applicants", big).json(t, &eb)
+	if eb.Error.Code != "body_too_large" || eb.Error.RequestID == "" {
+		t.Fatalf("413 body: %+v", eb)
+	}
+	var e logged
+	in.expect(200, "GET", "/v1/requests/"+eb.Error.RequestID, nil).json(t, &e)
+	if e.Method != "POST" || e.Path != "/v1/applicants" || e.Status != 413 || e.CredentialKey != in.Key ||
+		e.RequestBodyBytes != int64(len(big)) || !e.RequestBodyTruncated {
+		t.Fatalf("entry %+v", e)
+	}
+	if e.ResponseBody == nil || !strings.Contains(*e.ResponseBody, `"body_too_large"`) {
+		t.Fatalf("response body %v", e.ResponseBody)
+	}
+	var anon struct{ Error struct{ RequestID string } }
+	doRequest(t, "POST", in.URL+"/v1/applicants", big, "X-Api-Key", in.Key, "X-Api-Secret", "wrong").json(t, &anon)
+	in.expect(404, "GET", "/v1/requests/"+anon.Error.RequestID, nil)
+}
+
 // TestRequestLogSmallImages: an image is redacted by the member that
 // carries it, however small (SPEC §7): a tiny PNG, shorter than the rule
 // for base64 blobs, sent to /verify or /documents, never shows.

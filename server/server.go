@@ -161,6 +161,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// and records the refusal as an sdk call (SPEC §3.8).
 		s.hosted.Refuse(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	case r.ContentLength > limit && takesBody(r) && !hostedPagePost(r):
+		s.captureOverLimit(rec, r)
 		s.routeError(rec, r, store.Errorf(store.ETOOLARGE, "body_too_large", "request body is over the %d byte limit", limit))
 	default:
 		// The hosted UI's upload form reads its body up to the limit, so
@@ -170,6 +171,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.router.ServeHTTP(rec, r)
 	}
 	s.logRequest(r, rec, method, id, start)
+}
+
+// captureOverLimit puts an API call refused for its body's size, before
+// any handler runs, in the request log when its credential is valid, as
+// authed does for every other refused call: the requestId of its 413 then
+// finds it (SPEC §7). The console and the hosted UI have no credential.
+func (s *Server) captureOverLimit(rec *statusRecorder, r *http.Request) {
+	key := r.Header.Get("X-Api-Key")
+	if key == "" || strings.HasPrefix(r.URL.Path, "/console") || strings.HasPrefix(r.URL.Path, "/sdk/") {
+		return
+	}
+	if cred, err := s.store.Authenticate(key, r.Header.Get("X-Api-Secret")); err == nil {
+		capture(rec, r, cred)
+		if rec.reqBody != nil {
+			rec.reqBody.n = r.ContentLength // its size, as sent; none of it is read
+		}
+	}
 }
 
 // logRequest writes the access log line, the metrics and the request log
