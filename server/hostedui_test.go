@@ -986,6 +986,55 @@ func TestSDKAuditTokens(t *testing.T) {
 	wantHTML(t, in.sdkGet("/sdk/no-such-token"), `This verification link is not valid`, `It may have expired`)
 }
 
+// TestSDKExpiredAfterSubmission: a link that expires after its applicant
+// submitted still answers 410 (SPEC §3.8), but its page does not send the
+// applicant for a new link: the waiting page reloads into it when its poll
+// meets the expiry, and a new link would change nothing while the review
+// runs or once the verdict is final. A link that expired before submission
+// still asks for a new one.
+func TestSDKExpiredAfterSubmission(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	submitted := func(extID, lastName string, body map[string]any) string {
+		t.Helper()
+		in.createApplicant(extID, lastName)
+		token := in.sdkSession(extID, body)
+		wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "identity_doc"}, part{name: "front", data: pngImage(t, 240, 220, 60)}), 201, extID+" front")
+		wantStatusCode(t, in.sdkUpload("/api/v1/sdk/documents", token, part{name: "kind", value: "selfie"}, part{name: "file", data: jpegImage(t, 220, 240, 61)}), 201, extID+" selfie")
+		wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, extID+" submit")
+		return token
+	}
+	green := submitted("exp-green", "Green", map[string]any{"ttlSecs": 60})
+	waiting := submitted("exp-manual", "MANUAL", map[string]any{"ttlSecs": 60})
+	german := submitted("exp-de", "Green", map[string]any{"ttlSecs": 60, "lang": "de"})
+	retry := submitted("exp-retry", "RETRY", map[string]any{"ttlSecs": 60})
+	in.createApplicant("exp-open", "Green")
+	open := in.sdkSession("exp-open", map[string]any{"ttlSecs": 60})
+	in.advance(61 * time.Second)
+	for _, extID := range []string{"exp-green", "exp-de", "exp-retry"} {
+		in.waitReviewStatus(extID, "completed")
+	}
+	in.waitReviewStatus("exp-manual", "awaitingOperatorReview")
+
+	for _, token := range []string{green, waiting} {
+		r := in.sdkGet("/sdk/" + token)
+		wantStatusCode(t, r, 410, "submitted, expired")
+		wantHTML(t, r, `This verification link has expired`, `nothing more to do`)
+		noHTML(t, r, `ask for a new link`)
+	}
+	r := in.sdkGet("/sdk/" + german)
+	wantStatusCode(t, r, 410, "submitted, expired, de")
+	wantHTML(t, r, `Dieser Prüfungslink ist abgelaufen`, `nichts mehr zu tun`)
+	// RETRY wants new uploads, which take a new link; so does a link that
+	// expired before its applicant submitted.
+	for _, token := range []string{retry, open} {
+		r := in.sdkGet("/sdk/" + token)
+		wantStatusCode(t, r, 410, "expired")
+		wantHTML(t, r, `ask for a new link`)
+		noHTML(t, r, `nothing more to do`)
+	}
+}
+
 // TestSDKAuditReturnURL: the way back is the partner's returnUrl with
 // externalUserId and reviewAnswer added after its own parameters, the same
 // in the state, the page's link and refresh, and /return.

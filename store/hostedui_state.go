@@ -393,12 +393,24 @@ func (s *Store) SDKRefused(token, call string, refusal error) error {
 // SDKLook is the language and theme a session's pages are shown in.
 type SDKLook struct {
 	Lang, Theme string
+	// Settled: the applicant has nothing left to do on any link: it was
+	// sent to review, or its verdict is final (GREEN or RED FINAL).
+	Settled bool
+}
+
+// settled reports whether a waits for nothing from the applicant: its data
+// is in review (sent, or a company's waiting for its owners) or its
+// verdict is final. A RETRY, a pending or an expired applicant is not.
+func (a *diskApplicant) settled() bool {
+	r := a.Review
+	return a.InReview || r.terminal() || r.ReviewStatus == ReviewInReview || r.ReviewStatus == ReviewAwaiting
 }
 
 // SDKLinkLook returns the language and theme of the session that token (or,
 // when token is empty, the short code) names, whether it expired or not, so
-// that the page saying a link is gone speaks the session's language. ok is
-// false when neither names a session.
+// that the page saying a link is gone speaks the session's language, and
+// whether its applicant is settled, so that it says whether a new link is
+// needed. ok is false when neither names a session.
 func (s *Store) SDKLinkLook(token, code string) (look SDKLook, ok bool, err error) {
 	err = s.view(func(t *txn) error {
 		for _, e := range Envs() {
@@ -418,6 +430,12 @@ func (s *Store) SDKLinkLook(token, code string) (look SDKLook, ok bool, err erro
 				continue
 			}
 			look, ok = SDKLook{Lang: x.Lang, Theme: x.Theme}, true
+			switch a, err := t.getApplicant(e, x.ExternalUserID); {
+			case err == nil:
+				look.Settled = a.settled() && !a.erased()
+			case ErrorCode(err) != ENOTFOUND:
+				return err
+			}
 			return nil
 		}
 		return nil
