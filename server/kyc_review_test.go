@@ -659,6 +659,75 @@ func TestProductionChecksFollowPatches(t *testing.T) {
 	}
 }
 
+// TestProductionScreeningSaysWhatRan: the partner's aml.run reports the
+// sanctions screening as it ran in production: not_screened, with the
+// reason, when no list is configured or the list cannot be read (never
+// clear for a screening that did not run), clear or match against a list,
+// and again after a PATCH while the applicant waits. Adverse media has no
+// source in production and says so.
+func TestProductionScreeningSaysWhatRan(t *testing.T) {
+	t.Parallel()
+	list := filepath.Join(t.TempDir(), "sanctions.txt")
+	for _, tc := range []struct {
+		name, sanctionsFile, want, reason string
+	}{
+		{"no list", "", "not_screened", "no sanctions list is configured"},
+		{"list unreadable", filepath.Join(t.TempDir(), "missing.txt"), "not_screened", "could not be read"},
+		{"list", list, "clear", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(list, []byte("Vladimir Sanctionov\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			in := start(t, func(o *options) { o.settings.KYC.SanctionsFile = tc.sanctionsFile })
+			pk, ps := in.credential("production", "partner")
+			prod := func(want int, method, path string, body any) *response {
+				t.Helper()
+				return in.expect(want, method, path, body, "X-Api-Key", pk, "X-Api-Secret", ps, "X-Environment", "production")
+			}
+			runs := func(eventType string) []map[string]any {
+				t.Helper()
+				var h struct {
+					Items []struct {
+						EventType string
+						Details   map[string]any
+					}
+				}
+				prod(200, "GET", "/v1/applicants/s1/review-history?limit=200", nil).json(t, &h)
+				var out []map[string]any
+				for _, it := range h.Items {
+					if it.EventType == eventType {
+						out = append(out, it.Details)
+					}
+				}
+				return out
+			}
+			prod(201, "POST", "/v1/levels", map[string]any{"name": "screened", "applicantType": "individual",
+				"steps":              []map[string]any{{"kind": "identity_doc"}, {"kind": "selfie"}, {"kind": "aml"}, {"kind": "adverse_media"}},
+				"personalInfoFields": []string{"firstName", "lastName", "dateOfBirth"}})
+			prod(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "s1", "verificationLevelName": "screened",
+				"firstName": "Clean", "lastName": "Adult", "dateOfBirth": "1970-01-01"})
+			wantStatus(t, prod(200, "POST", "/v1/applicants/s1/verify", verifyBody(t, 95)).m(t), "awaitingOperatorReview", nil, nil, 1)
+			aml := runs("aml.run")
+			if len(aml) != 1 || aml[0]["result"] != tc.want || !strings.Contains(fmt.Sprint(aml[0]["reason"]), tc.reason) {
+				t.Fatalf("aml.run %v, want result %s with reason %q", aml, tc.want, tc.reason)
+			}
+			if media := runs("adverse_media.run"); len(media) != 1 || media[0]["result"] != "not_screened" {
+				t.Errorf("adverse_media.run %v, want not_screened", media)
+			}
+			in.advance(time.Second)
+			prod(200, "PATCH", "/v1/applicants/s1", map[string]any{"firstName": "Vladimir", "lastName": "Sanctionov"})
+			after := "match"
+			if tc.want == "not_screened" {
+				after = "not_screened"
+			}
+			if aml := runs("aml.run"); len(aml) != 2 || aml[0]["result"] != after {
+				t.Errorf("aml.run after the PATCH %v, want %s first (newest)", aml, after)
+			}
+		})
+	}
+}
+
 // TestReviewAfterGreenRefused: an approved applicant is terminal (SPEC
 // §3.5): the partner's API, like the hosted UI, takes no new step data
 // afterwards — neither a replacement of an approved document, which would

@@ -617,9 +617,16 @@ func (t *txn) patchFields(env Env, a *diskApplicant, in ApplicantInput) error {
 	if env == Production && a.Review.ReviewStatus == ReviewAwaiting {
 		// The operator decides on these findings: run the automatic checks
 		// again on the data as it is now (age, sanctions), so none reads
-		// "OK" next to a name or date of birth it never saw.
-		if _, err := t.productionChecks(env, a); err != nil {
+		// "OK" next to a name or date of birth it never saw; the partner's
+		// aml.run says what the screening of the new name found.
+		aml, err := t.productionChecks(env, a)
+		if err != nil {
 			return err
+		}
+		if a.hasStep(StepAML) {
+			if err := t.screen(env, a, []string{StepAML}, aml); err != nil {
+				return err
+			}
 		}
 	}
 	return t.event(env, a, "applicantPersonalInfoChanged", map[string]any{"fields": changed})

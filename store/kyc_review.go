@@ -42,16 +42,20 @@ func (t *txn) submit(env Env, a *diskApplicant, l Level, direct bool) error {
 		return err
 	}
 	if env == Production {
-		hit, err := t.productionChecks(env, a)
+		aml, err := t.productionChecks(env, a)
 		if err != nil {
 			return err
 		}
-		if err := t.screen(env, a, screens, hit); err != nil {
+		if err := t.screen(env, a, screens, aml); err != nil {
 			return err
 		}
 		return t.hold(env, a)
 	}
-	if err := t.screen(env, a, screens, a.magicName() == "SANCTIONED"); err != nil {
+	aml := map[string]any{"result": "clear"}
+	if a.magicName() == "SANCTIONED" {
+		aml["result"] = "match"
+	}
+	if err := t.screen(env, a, screens, aml); err != nil {
 		return err
 	}
 	if direct {
@@ -68,19 +72,21 @@ func (t *txn) submit(env Env, a *diskApplicant, l Level, direct bool) error {
 	return t.save(env, a)
 }
 
-// screen records the aml and adverse_media runs.
-func (t *txn) screen(env Env, a *diskApplicant, screens []string, sanctionsHit bool) error {
+// screen records the aml and adverse_media runs of screens. aml is the
+// aml.run's details: the sanctions screening's outcome. Adverse media is
+// clear in the sandbox; production has no source for it, so it says that
+// it was not screened rather than claim a clear result.
+func (t *txn) screen(env Env, a *diskApplicant, screens []string, aml map[string]any) error {
 	for _, kind := range screens {
-		result := "clear"
-		if kind == StepAML && sanctionsHit {
-			result = "match"
-		}
-		eventType := "aml.run"
+		eventType, details := "aml.run", aml
 		if kind == StepAdverseMedia {
-			eventType = "adverse_media.run"
+			eventType, details = "adverse_media.run", map[string]any{"result": "clear"}
+			if env == Production {
+				details = map[string]any{"result": "not_screened", "reason": "complybox has no adverse-media source: screen by hand"}
+			}
 		}
 		if err := t.appendHistory(env, a.ID, HistoryEntry{EventType: eventType, ActorType: ActorSystem,
-			Details: map[string]any{"result": result}}); err != nil {
+			Details: details}); err != nil {
 			return err
 		}
 	}
@@ -200,8 +206,11 @@ func (t *txn) verdict(env Env, a *diskApplicant, actor, comment string) error {
 
 // productionChecks runs the automatic checks of SPEC 3.5 (age, duplicate
 // selfie or document across applicants, sanctions) and records each finding
-// as an internal history entry. It reports a sanctions match.
-func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
+// as an internal history entry. It returns the sanctions screening's
+// outcome as aml.run reports it to the partner: match, clear, or
+// not_screened with the reason (no list configured, or the list could not
+// be read), never clear for a screening that did not run.
+func (t *txn) productionChecks(env Env, a *diskApplicant) (map[string]any, error) {
 	record := func(check, result string, details map[string]any) error {
 		if details == nil {
 			details = map[string]any{}
@@ -210,7 +219,7 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
 		return t.appendInternal(env, a.ID, "review.check", details)
 	}
 	if err := record("images", "valid", map[string]any{"documents": len(a.Documents)}); err != nil {
-		return false, err
+		return nil, err
 	}
 	if a.Type == TypeIndividual {
 		dob := a.Fields["dateOfBirth"]
@@ -225,7 +234,7 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
 			err = record("age", "ok", map[string]any{"age": age})
 		}
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 	}
 	owners := t.env(env, "image_owners")
@@ -247,20 +256,21 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
 				details["otherExternalUserId"] = string(ext) // what the console links by
 			}
 			if err := record("duplicate", "match", details); err != nil {
-				return false, err
+				return nil, err
 			}
 		}
 	}
 	if dups == 0 {
 		if err := record("duplicate", "none", nil); err != nil {
-			return false, err
+			return nil, err
 		}
 	}
 	if t.s.sanctions != nil {
 		list, err := t.s.sanctions.Names()
 		if err != nil {
 			t.s.log.Warn("sanctions list unreadable", "file", t.s.settings.KYC.SanctionsFile, "err", err)
-			return false, record("sanctions", "list_unavailable", map[string]any{"suggestedAction": "screen by hand"})
+			return map[string]any{"result": "not_screened", "reason": "the sanctions list could not be read: screen by hand"},
+				record("sanctions", "list_unavailable", map[string]any{"suggestedAction": "screen by hand"})
 		}
 		var entry string
 		var hit bool
@@ -270,11 +280,12 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (bool, error) {
 			entry, hit = screening.FindPerson(list, a.Fields["firstName"], a.Fields["middleName"], a.Fields["lastName"])
 		}
 		if hit {
-			return true, record("sanctions", "match", map[string]any{"entry": entry, "suggestedLabel": "SANCTIONS"})
+			return map[string]any{"result": "match"}, record("sanctions", "match", map[string]any{"entry": entry, "suggestedLabel": "SANCTIONS"})
 		}
-		return false, record("sanctions", "clear", nil)
+		return map[string]any{"result": "clear"}, record("sanctions", "clear", nil)
 	}
-	return false, record("sanctions", "not_configured", nil)
+	return map[string]any{"result": "not_screened", "reason": "no sanctions list is configured (kyc.sanctions_file): screen by hand"},
+		record("sanctions", "not_configured", nil)
 }
 
 // runReview runs the sandbox reviewer for an applicant whose review_delay

@@ -152,6 +152,16 @@ func (r Review) terminal() bool {
 	return r.ReviewStatus == ReviewCompleted && (r.ReviewAnswer == Green || r.ReviewRejectType == RejectFinal)
 }
 
+// hasStep reports whether the applicant has a step of kind.
+func (a *diskApplicant) hasStep(kind string) bool {
+	for _, st := range a.Steps {
+		if st.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // hasData reports whether the applicant supplied what step kind needs.
 func (a *diskApplicant) hasData(kind string, l Level) bool {
 	count := func(k, side string) int {
