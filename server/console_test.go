@@ -1085,3 +1085,45 @@ func TestConsoleBulkRetryWindow(t *testing.T) {
 		t.Errorf("page does not say why: %s", r.Body)
 	}
 }
+
+// TestConsoleDuplicatesBothWays: an image two production applicants share
+// flags both on the page the operator decides from (SPEC §3.5: duplicate
+// selfie or document across applicants), also the one submitted first,
+// whose checks ran before the other existed; and any document counts, a
+// company's certificate as much as a selfie.
+func TestConsoleDuplicatesBothWays(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	pk, ps := in.credential("production", "partner")
+	prod := []string{"X-Api-Key", pk, "X-Api-Secret", ps, "X-Environment", "production"}
+	selfie := verifyBody(t, 41)["selfie"]
+	for i, id := range []string{"dup-first", "dup-second"} {
+		in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": id, "firstName": "Ann", "lastName": "Dup", "dateOfBirth": "1980-01-01"}, prod...)
+		body := verifyBody(t, uint64(42+i))
+		body["selfie"] = selfie
+		in.expect(200, "POST", "/v1/applicants/"+id+"/verify", body, prod...)
+	}
+	certificate := b64(pngImage(t, 210, 210, 44))
+	for i, id := range []string{"co-first", "co-second"} {
+		in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": id, "type": "company", "companyName": "Dup " + id,
+			"registrationNumber": "HRB 1", "country": "DEU"}, prod...)
+		in.expect(201, "POST", "/v1/applicants/"+id+"/documents", map[string]any{"kind": "company_docs", "docType": "certificate_of_incorporation",
+			"image": certificate}, prod...)
+		in.expect(201, "POST", "/v1/applicants/"+id+"/documents", map[string]any{"kind": "company_docs", "docType": "register_of_shareholders",
+			"image": b64(pngImage(t, 210, 210, uint64(45+i)))}, prod...)
+		in.expect(200, "POST", "/v1/applicants/"+id+"/review", nil, prod...)
+	}
+
+	b := in.operator()
+	b.page("/console/applicants")
+	expectStatus(t, "switch to production", b.submit("/console/env", url.Values{"env": {"production"}}), http.StatusSeeOther)
+	for _, pair := range [][2]string{{"dup-first", "dup-second"}, {"dup-second", "dup-first"}, {"co-first", "co-second"}, {"co-second", "co-first"}} {
+		page := b.page("/console/applicants/"+pair[0], "Automatic checks")
+		if !strings.Contains(page, `data-check="duplicate" data-result="match"`) || !strings.Contains(page, `href="/console/applicants/`+pair[1]+`"`) {
+			t.Errorf("%s: no duplicate finding naming %s", pair[0], pair[1])
+		}
+		if strings.Contains(page, "is used by another applicant") && strings.Contains(page, `data-result="none"`) {
+			t.Errorf("%s: the page says no image is shared", pair[0])
+		}
+	}
+}

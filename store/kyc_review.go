@@ -237,30 +237,17 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (map[string]any, error
 			return nil, err
 		}
 	}
-	owners := t.env(env, "image_owners")
-	dups := 0
-	for _, d := range a.Documents {
-		if d.Kind != StepSelfie && d.Kind != StepIdentityDoc {
-			continue
+	shares := t.sharedImages(env, a)
+	for _, sh := range shares {
+		details := map[string]any{"kind": sh.Kind, "sha256": sh.SHA256, "otherApplicantId": sh.OtherApplicantID, "suggestedLabel": "DUPLICATE"}
+		if sh.OtherExternalUserID != "" {
+			details["otherExternalUserId"] = sh.OtherExternalUserID // what the console links by
 		}
-		prefix := []byte(d.SHA256 + "|")
-		c := owners.Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			other := string(k[len(prefix):])
-			if other == a.ID {
-				continue
-			}
-			dups++
-			details := map[string]any{"kind": d.Kind, "sha256": d.SHA256, "otherApplicantId": other, "suggestedLabel": "DUPLICATE"}
-			if ext := t.env(env, "applicant_ids").Get([]byte(other)); ext != nil {
-				details["otherExternalUserId"] = string(ext) // what the console links by
-			}
-			if err := record("duplicate", "match", details); err != nil {
-				return nil, err
-			}
+		if err := record("duplicate", "match", details); err != nil {
+			return nil, err
 		}
 	}
-	if dups == 0 {
+	if len(shares) == 0 {
 		if err := record("duplicate", "none", nil); err != nil {
 			return nil, err
 		}
@@ -286,6 +273,61 @@ func (t *txn) productionChecks(env Env, a *diskApplicant) (map[string]any, error
 	}
 	return map[string]any{"result": "not_screened", "reason": "no sanctions list is configured (kyc.sanctions_file): screen by hand"},
 		record("sanctions", "not_configured", nil)
+}
+
+// ImageShare is an image of an applicant's documents that another
+// applicant's documents hold too (SPEC 3.5: a duplicate selfie or document
+// across applicants).
+type ImageShare struct {
+	Kind, SHA256                          string
+	OtherApplicantID, OtherExternalUserID string
+}
+
+// sharedImages lists the images of a's documents, of every kind, that
+// other applicants of env hold too: one entry per image and other
+// applicant, read from the image index (its cost follows the applicant's
+// documents and their sharers, not the data size).
+func (t *txn) sharedImages(env Env, a *diskApplicant) []ImageShare {
+	owners, ids := t.env(env, "image_owners"), t.env(env, "applicant_ids")
+	seen := map[string]bool{}
+	var out []ImageShare
+	for _, d := range a.Documents {
+		if seen[d.SHA256] {
+			continue
+		}
+		seen[d.SHA256] = true
+		prefix := []byte(d.SHA256 + "|")
+		c := owners.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			other := string(k[len(prefix):])
+			if other == a.ID {
+				continue
+			}
+			sh := ImageShare{Kind: d.Kind, SHA256: d.SHA256, OtherApplicantID: other}
+			if ext := ids.Get([]byte(other)); ext != nil {
+				sh.OtherExternalUserID = string(ext)
+			}
+			out = append(out, sh)
+		}
+	}
+	return out
+}
+
+// SharedImages returns the images of the applicant's documents that other
+// applicants of env hold now, so that the console shows a duplicate on
+// both applicants, also on the one whose checks ran before the other
+// uploaded the image. Returns ENOTFOUND.
+func (s *Store) SharedImages(env Env, extID string) ([]ImageShare, error) {
+	var out []ImageShare
+	err := s.viewIn(env, func(t *txn) error {
+		a, err := t.getApplicant(env, extID)
+		if err != nil {
+			return err
+		}
+		out = t.sharedImages(env, a)
+		return nil
+	})
+	return out, err
 }
 
 // runReview runs the sandbox reviewer for an applicant whose review_delay

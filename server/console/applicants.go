@@ -69,8 +69,12 @@ func (c *Console) applicantPage(w http.ResponseWriter, r *Request, status int, f
 	if err != nil {
 		return err
 	}
+	shares, err := c.store.SharedImages(r.env, id)
+	if err != nil {
+		return err
+	}
 	data := map[string]any{"A": a, "Steps": steps.Steps, "History": history, "Labels": store.RejectLabels(),
-		"Findings": findings(history, a.Documents), "Countries": countryNames(a.Documents), "IDDocs": idDocuments(a.Documents),
+		"Findings": findings(history, a.Documents, shares), "Countries": countryNames(a.Documents), "IDDocs": idDocuments(a.Documents),
 		"DocTypes": hostedui.DocTypeNames(),
 		"Awaiting": a.Review.ReviewStatus == store.ReviewAwaiting, "Info": infoFields(a),
 		"Structure": structure, "Rows": rows, "HasRows": hasRows, "Form": form}

@@ -10,8 +10,10 @@ import (
 // The applicant page's automatic-check findings, in words: the latest run
 // of the production checks (history review.check: images, age, duplicate
 // selfie or document, sanctions, all recorded in one transaction at
-// submission) and the photo-quality problems measured at upload (history
-// document.quality) of the documents still on record.
+// submission), with the images shared now that the run did not see (the
+// other applicant uploaded it later), and the photo-quality problems
+// measured at upload (history document.quality) of the documents still on
+// record.
 
 // finding is one automatic check's result as the page shows it.
 type finding struct {
@@ -21,11 +23,12 @@ type finding struct {
 	Label         string // the reject label the check suggests, if any
 	Other         string // the externalUserId of the applicant a duplicate shares an image with
 	At            store.Time
+	shared        string // a duplicate: sha256 | the other applicant's id
 }
 
 // findings reads the findings out of history (newest first) for the
-// documents docs.
-func findings(history []store.HistoryEntry, docs []store.Document) []finding {
+// documents docs; shares are the images other applicants hold now.
+func findings(history []store.HistoryEntry, docs []store.Document, shares []store.ImageShare) []finding {
 	var out []finding
 	var run store.Time
 	for _, h := range history {
@@ -43,6 +46,9 @@ func findings(history []store.HistoryEntry, docs []store.Document) []finding {
 	// History is newest first; the run reads in the order it was recorded.
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
+	}
+	if len(out) > 0 {
+		out = laterShares(out, shares)
 	}
 	current := map[string]bool{}
 	for _, d := range docs {
@@ -96,9 +102,10 @@ func checkFinding(h store.HistoryEntry) finding {
 	case "age/unknown":
 		f.Level, f.Title, f.Text = "warn", "Age", "Unknown: no valid date of birth."
 	case "duplicate/none":
-		f.Level, f.Title, f.Text = "ok", "Duplicates", "No selfie or identity document is used by another applicant."
+		f.Level, f.Title, f.Text = "ok", "Duplicates", "No selfie or document image is used by another applicant."
 	case "duplicate/match":
 		f.Level, f.Title = "bad", "Duplicate "+humanizeKind(fmt.Sprint(d["kind"]))
+		f.shared = fmt.Sprint(d["sha256"]) + "|" + fmt.Sprint(d["otherApplicantId"])
 		if f.Other, _ = d["otherExternalUserId"].(string); f.Other != "" {
 			f.Text = "The same image is used by applicant"
 		} else { // recorded before the externalUserId was kept with the finding
@@ -114,4 +121,37 @@ func checkFinding(h store.HistoryEntry) finding {
 		f.Level, f.Title, f.Text = "info", "Sanctions", "No sanctions list is configured ([kyc] sanctions_file)."
 	}
 	return f
+}
+
+// laterShares adds to a run's findings a duplicate for each image shared
+// now that the run did not report: another applicant uploaded it after
+// this one's checks ran, so only a check of the other one found it. The
+// run's "no duplicates" goes.
+func laterShares(run []finding, shares []store.ImageShare) []finding {
+	reported := map[string]bool{}
+	for _, f := range run {
+		reported[f.shared] = true
+	}
+	var later []finding
+	for _, sh := range shares {
+		if reported[sh.SHA256+"|"+sh.OtherApplicantID] {
+			continue
+		}
+		f := finding{Check: "duplicate", Result: "match", Level: "bad", Title: "Duplicate " + humanizeKind(sh.Kind),
+			Label: "DUPLICATE", Text: "Since the checks ran, the same image was uploaded by applicant", Other: sh.OtherExternalUserID}
+		if f.Other == "" {
+			f.Text = "Since the checks ran, the same image was uploaded by applicant id " + sh.OtherApplicantID + "."
+		}
+		later = append(later, f)
+	}
+	if len(later) == 0 {
+		return run
+	}
+	out := run[:0:0]
+	for _, f := range run {
+		if f.Check != "duplicate" || f.Result != "none" {
+			out = append(out, f)
+		}
+	}
+	return append(out, later...)
 }
