@@ -122,7 +122,8 @@ func MatchSanctions(list []string, name string) bool {
 // FindSanction returns the first entry of list that name matches. Names are
 // compared after normalisation (case, diacritics, punctuation, whitespace):
 // they match when they are equal or consist of the same set of name tokens
-// in any order ("Garcia Lopez, José" matches "José García-López"). A name
+// in any order ("Garcia Lopez, José" matches "José García-López"), the long
+// form of a legal form standing for its short one ("Limited" for "Ltd"). A name
 // without any letter or digit matches nothing. It allocates nothing per
 // entry, so a list of 10,000 names takes a few milliseconds.
 func FindSanction(list []string, name string) (string, bool) {
@@ -132,6 +133,9 @@ func FindSanction(list []string, name string) (string, bool) {
 	}
 	tokens := make(map[string]int) // distinct token -> index
 	for _, tok := range strings.Fields(key) {
+		if short := legalForm([]byte(tok)); short != "" {
+			tok = short
+		}
 		if _, ok := tokens[tok]; !ok {
 			tokens[tok] = len(tokens)
 		}
@@ -163,6 +167,9 @@ func sameTokens(k []byte, tokens map[string]int, seen []bool) bool {
 			k = nil
 		}
 		i, ok := tokens[string(tok)]
+		if short := legalForm(tok); short != "" {
+			i, ok = tokens[short]
+		}
 		if !ok {
 			return false
 		}
@@ -172,6 +179,25 @@ func sameTokens(k []byte, tokens map[string]int, seen []bool) bool {
 		}
 	}
 	return found == len(tokens)
+}
+
+// legalForm returns the short form lists use for the long form of a
+// company's legal form (a normalised token), "" for any other token, so
+// that "Acme Holdings Limited" matches "Acme Holdings Ltd".
+func legalForm(tok []byte) string {
+	switch string(tok) {
+	case "limited":
+		return "ltd"
+	case "incorporated":
+		return "inc"
+	case "corporation":
+		return "corp"
+	case "company":
+		return "co"
+	case "aktiengesellschaft":
+		return "ag"
+	}
+	return ""
 }
 
 // normalizeName folds a personal or company name for comparison: lower

@@ -79,6 +79,9 @@ func TestMatchSanctions(t *testing.T) {
 		"Jurgen Gross":                        true,
 		"JÜRGEN GROẞ":                         true,
 		"acme trading ltd":                    true,
+		"ACME Trading Limited":                true, // the long legal form
+		"Acme Trading Company Ltd":            false,
+		"Acme Trading":                        false,
 		"Ivan":                                false,
 		"Ivan Petrova":                        false,
 		"Ivan Sergeyevich Petrov":             false,
