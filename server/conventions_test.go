@@ -1197,6 +1197,50 @@ func TestIdempotencyKeyConventions(t *testing.T) {
 	}
 }
 
+// TestIdempotencyKeyVerificationSide: a beneficial-owner row and a
+// verification session are created by POSTs too, and a retried one with
+// its Idempotency-Key returns the first answer: no second row (rows are
+// never deleted, and the replay of a row that filled the 100 % is not a
+// 400), no second session; another body is 409.
+func TestIdempotencyKeyVerificationSide(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("idem-co", "Idem GmbH")
+	row := map[string]any{"fullName": "Ada Lovelace", "dateOfBirth": "1980-01-01", "ownershipPercent": 60, "roles": []string{"ubo"}}
+	first := in.expect(201, "POST", "/v1/applicants/idem-co/ubos", row, "Idempotency-Key", "row-1")
+	again := in.expect(201, "POST", "/v1/applicants/idem-co/ubos", row, "Idempotency-Key", "row-1")
+	if string(first.Body) != string(again.Body) {
+		t.Fatalf("replay differs:\n%s\n%s", first.Body, again.Body)
+	}
+	var rows struct{ Items []map[string]any }
+	in.expect(200, "GET", "/v1/applicants/idem-co/ubos", nil).json(t, &rows)
+	if len(rows.Items) != 1 {
+		t.Fatalf("%d rows after a replay, want 1", len(rows.Items))
+	}
+	row["ownershipPercent"] = 50
+	expectError(t, in.do("POST", "/v1/applicants/idem-co/ubos", row, "Idempotency-Key", "row-1"), 409, "idempotency_key_reused")
+	in.expect(201, "POST", "/v1/applicants/idem-co/ubos", map[string]any{"fullName": "Bob Builder", "roles": []string{"director"}}, "Idempotency-Key", "row-2")
+
+	in.createApplicant("idem-1", "Green")
+	s1 := in.expect(201, "POST", "/v1/applicants/idem-1/verification-sessions", map[string]any{"lang": "de"}, "Idempotency-Key", "s")
+	s2 := in.expect(201, "POST", "/v1/applicants/idem-1/verification-sessions", map[string]any{"lang": "de"}, "Idempotency-Key", "s")
+	if string(s1.Body) != string(s2.Body) {
+		t.Fatalf("session replay differs:\n%s\n%s", s1.Body, s2.Body)
+	}
+	expectError(t, in.do("POST", "/v1/applicants/idem-1/verification-sessions", map[string]any{"lang": "en"}, "Idempotency-Key", "s"), 409, "idempotency_key_reused")
+	// The scope is the applicant's route: another applicant's key is its own.
+	in.createApplicant("idem-2", "Green")
+	s3 := in.expect(201, "POST", "/v1/applicants/idem-2/verification-sessions", map[string]any{"lang": "de"}, "Idempotency-Key", "s")
+	if string(s3.Body) == string(s1.Body) {
+		t.Fatal("another applicant's route replayed the session")
+	}
+	var h struct{ Items []struct{ EventType string } }
+	in.expect(200, "GET", "/v1/applicants/idem-1/review-history?eventType=enrollment.created", nil).json(t, &h)
+	if len(h.Items) != 1 {
+		t.Fatalf("%d enrollment.created entries, want 1", len(h.Items))
+	}
+}
+
 // TestBadQueryEncoding: a list's parameter that is not valid URL encoding
 // is a 400 naming it, in the API and in the console, not a first page
 // (net/url's Query drops such a pair without a word).

@@ -12,10 +12,11 @@ import (
 
 func (s *Server) addUbo(w http.ResponseWriter, r *request) error {
 	var in store.UboInput
-	if err := wire.Decode(r.Request, &in); err != nil {
+	idem, err := decodeIdem(r, &in)
+	if err != nil {
 		return err
 	}
-	out, err := s.store.AddUbo(r.env, r.params.ByName("id"), in, store.SourceAPI)
+	out, err := s.store.AddUbo(r.env, r.params.ByName("id"), in, store.SourceAPI, idem)
 	if err != nil {
 		return err
 	}

@@ -14,10 +14,11 @@ import (
 // hosted-UI session with its link and short link.
 func (s *Server) createSession(w http.ResponseWriter, r *request) error {
 	var in store.SessionInput
-	if err := wire.Decode(r.Request, &in); err != nil {
+	idem, err := decodeIdem(r, &in)
+	if err != nil {
 		return err
 	}
-	link, err := s.store.CreateSession(r.env, r.params.ByName("id"), in)
+	link, err := s.store.CreateSession(r.env, r.params.ByName("id"), in, idem)
 	if err != nil {
 		return err
 	}

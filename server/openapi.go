@@ -173,6 +173,7 @@ var locationOn = map[string]bool{
 // idempotentOps lists the creating POSTs that honour Idempotency-Key.
 var idempotentOps = map[string]bool{
 	"createVault": true, "createWallet": true, "createTransaction": true, "createSandboxDeposit": true,
+	"addUbo": true, "createVerificationSession": true,
 }
 
 // decodesImages lists the operations that decode uploaded images: with the

@@ -27,7 +27,7 @@ func TestShortCodeNotLogged(t *testing.T) {
 	if _, _, err := st.CreateApplicant(store.Sandbox, store.ApplicantInput{"externalUserId": json.RawMessage(`"u1"`)}); err != nil {
 		t.Fatal(err)
 	}
-	link, err := st.CreateSession(store.Sandbox, "u1", store.SessionInput{})
+	link, err := st.CreateSession(store.Sandbox, "u1", store.SessionInput{}, store.Idem{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -408,12 +408,16 @@ type UboAdded struct {
 // AddUbo appends a row to a company (source api or sdk). Returns ENOTFOUND,
 // EINVALID (not_a_company, or naming the field; the ubo ownership over 100)
 // and ECONFLICT (applicant_erased, too_many_ubos).
-func (s *Store) AddUbo(env Env, extID string, in UboInput, source string) (UboAdded, error) {
+func (s *Store) AddUbo(env Env, extID string, in UboInput, source string, idem Idem) (UboAdded, error) {
 	if source != SourceSDK {
 		source = SourceAPI
 	}
 	var out UboAdded
+	scope := "POST /v1/applicants/" + extID + "/ubos"
 	err := s.updateIn(env, func(t *txn) error {
+		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
+			return err
+		}
 		a, err := t.company(env, extID)
 		if err != nil {
 			return err
@@ -437,7 +441,7 @@ func (s *Store) AddUbo(env Env, extID string, in UboInput, source string) (UboAd
 			return err
 		}
 		out = UboAdded{UboIndex: i, Row: a.Ubos[i].view(i)}
-		return nil
+		return t.remember(env, scope, idem, out)
 	})
 	return out, err
 }

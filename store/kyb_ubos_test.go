@@ -13,7 +13,7 @@ func TestUboOwnershipPercent(t *testing.T) {
 	mustCompany(t, s, "co", 0)
 	add := func(pct string) (store.UboAdded, error) {
 		return s.AddUbo(store.Sandbox, "co", store.UboInput{"fullName": json.RawMessage(`"A B"`),
-			"roles": json.RawMessage(`["director"]`), "ownershipPercent": json.RawMessage(pct)}, store.SourceAPI)
+			"roles": json.RawMessage(`["director"]`), "ownershipPercent": json.RawMessage(pct)}, store.SourceAPI, store.Idem{})
 	}
 	for in, want := range map[string]string{
 		"0": "0", "100": "100", "25.5": "25.5", "33.3333": "33.3333", "33.33330": "33.3333", "1e1": "10",
@@ -38,7 +38,7 @@ func TestSpawnSplitsTheName(t *testing.T) {
 		{"Ada King Lovelace", "Ada King", "Lovelace"}, {"Cher", "", "Cher"}, {"  Jean   Paul  Sartre ", "Jean Paul", "Sartre"},
 	} {
 		name, _ := json.Marshal(c.full)
-		if _, err := s.AddUbo(store.Sandbox, "co", store.UboInput{"fullName": name, "roles": json.RawMessage(`["director"]`)}, store.SourceSDK); err != nil {
+		if _, err := s.AddUbo(store.Sandbox, "co", store.UboInput{"fullName": name, "roles": json.RawMessage(`["director"]`)}, store.SourceSDK, store.Idem{}); err != nil {
 			t.Fatal(err)
 		}
 		out, err := s.SpawnKYC(store.Sandbox, "k", "co", strconv.Itoa(i), store.LinkInput{})

@@ -130,13 +130,17 @@ func (s *Store) sessionLink(x Session) SessionLink {
 // CreateSession mints a hosted-UI session and its short link. Returns
 // EINVALID naming the field, ENOTFOUND and ECONFLICT for an erased or
 // inactive applicant.
-func (s *Store) CreateSession(env Env, extID string, in SessionInput) (SessionLink, error) {
+func (s *Store) CreateSession(env Env, extID string, in SessionInput, idem Idem) (SessionLink, error) {
 	ttl, err := in.validate()
 	if err != nil {
 		return SessionLink{}, err
 	}
 	var out SessionLink
+	scope := "POST /v1/applicants/" + extID + "/verification-sessions"
 	err = s.updateIn(env, func(t *txn) error {
+		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
+			return err
+		}
 		a, err := t.getApplicant(env, extID)
 		if err != nil {
 			return err
@@ -164,7 +168,7 @@ func (s *Store) CreateSession(env Env, extID string, in SessionInput) (SessionLi
 			return err
 		}
 		out = s.sessionLink(x)
-		return nil
+		return t.remember(env, scope, idem, out)
 	})
 	return out, err
 }

@@ -21,7 +21,7 @@ func TestShortCodeStrength(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for range 50 {
-		link, err := s.CreateSession(store.Sandbox, "u1", store.SessionInput{})
+		link, err := s.CreateSession(store.Sandbox, "u1", store.SessionInput{}, store.Idem{})
 		if err != nil {
 			t.Fatal(err)
 		}

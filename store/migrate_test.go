@@ -30,7 +30,7 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 	s, _ := mustOpen(t, path, opts)
 	env := store.Sandbox
 	mustCompany(t, s, "co", 1)
-	if _, err := s.CreateSession(env, "co", store.SessionInput{}); err != nil {
+	if _, err := s.CreateSession(env, "co", store.SessionInput{}, store.Idem{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 30 {

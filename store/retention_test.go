@@ -53,7 +53,7 @@ func TestRetention(t *testing.T) {
 
 	// Applicant side (no KYC callback: its events are kept, not delivered).
 	mustCompany(t, s, "co", 1)
-	link, err := s.CreateSession(env, "co", store.SessionInput{})
+	link, err := s.CreateSession(env, "co", store.SessionInput{}, store.Idem{})
 	if err != nil {
 		t.Fatal(err)
 	}

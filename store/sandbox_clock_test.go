@@ -21,7 +21,7 @@ func TestDuePerEnvironment(t *testing.T) {
 		if _, _, err := s.CreateApplicant(env, store.ApplicantInput{"externalUserId": json.RawMessage(`"` + id + `"`)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateSession(env, id, store.SessionInput{TTLSecs: &ttl}); err != nil {
+		if _, err := s.CreateSession(env, id, store.SessionInput{TTLSecs: &ttl}, store.Idem{}); err != nil {
 			t.Fatal(err)
 		}
 	}
