@@ -3,6 +3,7 @@ package server_test
 import (
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -88,6 +89,25 @@ func TestSDKFutureDateSaysSo(t *testing.T) {
 	r = in.sdkForm("/sdk/"+co+"/ubos", url.Values{"fullName": {"Tim Later"}, "roles": {"ubo"}, "dateOfBirth": {"2099-01-01"}})
 	wantStatusCode(t, r, 400, "future owner")
 	wantHTML(t, r, `Please check: Date of birth`, `The date cannot be in the future\.`)
+}
+
+// TestSDKFormatAndLengthSaySo: a phone number or a name the store refuses
+// gets a sentence naming the rule (WCAG 3.3.3: a suggestion for the
+// correction), not "Please check this entry", in en and de.
+func TestSDKFormatAndLengthSaySo(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "format-1"})
+	token := in.sdkSession("format-1", nil)
+	r := in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"phone": {"call me"}})
+	wantStatusCode(t, r, 400, "bad phone")
+	wantHTML(t, r, `Please check: Phone`, `6 to 15 digits, such as (\+|&#43;)49 30 1234567`)
+	noHTML(t, r, `Please check this entry`)
+	r = in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"middleName": {strings.Repeat("x", 201)}})
+	wantStatusCode(t, r, 400, "long middle name")
+	wantHTML(t, r, `This is too long: at most 200 characters\.`)
+	de := in.sdkSession("format-1", map[string]any{"lang": "de"})
+	wantHTML(t, in.sdkForm("/sdk/"+de+"/personal-info", url.Values{"phone": {"123"}}), `Telefonnummer mit 6 bis 15 Ziffern`)
 }
 
 // TestSDKInvalidFieldNamed: the field a failed form names is marked for

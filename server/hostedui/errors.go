@@ -82,6 +82,12 @@ func fieldProblem(field, msg string) string {
 		return "err.roles"
 	case field == "email":
 		return "err.email"
+	case field == "phone":
+		return "err.phone"
+	case strings.Contains(msg, "at most 500 characters"):
+		return "err.long.500"
+	case strings.Contains(msg, "at most 200 characters"):
+		return "err.long.200"
 	case field == "nationality" || field == "country":
 		return "err.country"
 	case field == "consent":
