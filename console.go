@@ -55,7 +55,7 @@ func newConsoleUserAddCmd(a *app) *cobra.Command {
 			if !store.ValidConsoleRole(role) {
 				return misuse(cmd, "--role must be reviewer or admin")
 			}
-			password, err := a.readPassword(cmd, file)
+			password, err := a.readPassword(cmd, file, f)
 			if err != nil {
 				return err
 			}
@@ -160,7 +160,7 @@ func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 				if password == "" {
 					return misuse(cmd, "the password is empty")
 				}
-			} else if password, err = a.readPassword(cmd, file); err != nil {
+			} else if password, err = a.readPassword(cmd, file, f); err != nil {
 				return err
 			}
 			return a.withStore(f, false, func(st *store.Store, _ Config) error {
@@ -185,9 +185,10 @@ func newConsoleSetPasswordCmd(a *app) *cobra.Command {
 }
 
 // readPassword reads the password from the first line of file; else, when
-// stdin is a terminal, by prompting twice on stderr without echo; else from
-// the first line of stdin, without a prompt and reading no further.
-func (a *app) readPassword(cmd *cobra.Command, file string) (string, error) {
+// stdin is a terminal, by prompting twice on stderr without echo (after
+// checking that no running server holds the db of f); else from the first
+// line of stdin, without a prompt and reading no further.
+func (a *app) readPassword(cmd *cobra.Command, file string, f configFlags) (string, error) {
 	if file != "" {
 		fh, err := os.Open(file)
 		if err != nil {
@@ -197,6 +198,12 @@ func (a *app) readPassword(cmd *cobra.Command, file string) (string, error) {
 		return firstLine(cmd, fh)
 	}
 	if fd, ok := terminalFd(a.stdin); ok {
+		// Nobody types a password twice for a db a running server holds.
+		if cfg, _, err := loadConfig(f, a.environ); err == nil {
+			if err := store.InUse(cfg.DB); err != nil {
+				return "", err
+			}
+		}
 		return a.promptPassword(cmd, fd)
 	}
 	return firstLine(cmd, a.stdin)

@@ -124,6 +124,36 @@ func TestConsoleSetPasswordTerminal(t *testing.T) {
 		}
 	})
 
+	// A db that a running server holds is named before any prompt, so
+	// nobody types a new password twice for nothing.
+	t.Run("ErrInUse", func(t *testing.T) {
+		t.Parallel()
+		db := filepath.Join(t.TempDir(), "complybox.db")
+		held, err := store.Open(db, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		for _, args := range [][]string{{"console", "set-password", "--db", db}, {"console", "user", "add", "rita", "--db", db}} {
+			controller, tty := openPTY(t)
+			var out bytes.Buffer
+			errOut := newSyncBuffer()
+			done := make(chan int, 1)
+			go func() { done <- run(context.Background(), args, tty, &out, errOut, nil) }()
+			var code int
+			select {
+			case code = <-done:
+			case <-time.After(20 * time.Second):
+				controller.Close() // the prompt's read fails, and the command returns
+				<-done
+				t.Fatalf("%v still waits after 20s; stderr %q", args, errOut.String())
+			}
+			if code != 1 || strings.Contains(errOut.String(), "password:") || !strings.Contains(errOut.String(), "in use by another process") {
+				t.Fatalf("%v: exit code %d, stderr %q; want 1 naming the db in use, before any prompt", args, code, errOut.String())
+			}
+		}
+	})
+
 	t.Run("ErrMismatch", func(t *testing.T) {
 		t.Parallel()
 		db := filepath.Join(t.TempDir(), "complybox.db")

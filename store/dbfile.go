@@ -36,6 +36,31 @@ func BackupFile(path string, w io.Writer) (err error) {
 	})
 }
 
+// InUse returns an error naming path when another process holds the db
+// file there open (a running server holds its lock), nil otherwise: also
+// for a file that does not exist or that opening it would refuse for
+// another reason, which that open then reports. A command asks it before
+// prompting for input it could not store.
+func InUse(path string) (err error) {
+	defer func() {
+		if recover() != nil { // a damaged file: the command's own open says so
+			err = nil
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	db, err := openReadOnly(path)
+	if err != nil {
+		if errors.Is(err, errInUse) {
+			return err
+		}
+		return nil
+	}
+	return db.Close()
+}
+
+// errInUse is openReadOnly's error for a file another process holds.
+var errInUse = errors.New("the file is in use by another process")
+
 // openReadOnly opens an existing db file read-only. Returns ENOTFOUND when
 // it does not exist.
 func openReadOnly(path string) (*bolt.DB, error) {
@@ -57,7 +82,7 @@ func openReadOnly(path string) (*bolt.DB, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("open %s: the file is in use by another process", path)
+			return nil, fmt.Errorf("open %s: %w", path, errInUse)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
