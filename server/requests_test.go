@@ -216,6 +216,17 @@ func TestRequestLogOverLimit(t *testing.T) {
 	var anon struct{ Error struct{ RequestID string } }
 	doRequest(t, "POST", in.URL+"/v1/applicants", big, "X-Api-Key", in.Key, "X-Api-Secret", "wrong").json(t, &anon)
 	in.expect(404, "GET", "/v1/requests/"+anon.Error.RequestID, nil)
+	// Only the API's routes: a short link's or a hosted page's path holds
+	// its bearer code or token, and no API route serves it.
+	for _, path := range []string{"/l/abcdefghijklmnopqrstuvwx", "//sdk/some-session-token", "/healthz", "/no/such/route"} {
+		var e struct{ Error struct{ RequestID string } }
+		r := in.do("POST", path, big)
+		if r.Status != 413 {
+			t.Fatalf("POST %s over the limit: %d", path, r.Status)
+		}
+		r.json(t, &e)
+		in.expect(404, "GET", "/v1/requests/"+e.Error.RequestID, nil)
+	}
 }
 
 // TestRequestLogSmallImages: an image is redacted by the member that

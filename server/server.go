@@ -176,10 +176,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // captureOverLimit puts an API call refused for its body's size, before
 // any handler runs, in the request log when its credential is valid, as
 // authed does for every other refused call: the requestId of its 413 then
-// finds it (SPEC §7). The console and the hosted UI have no credential.
+// finds it (SPEC §7). Only a route of the API is logged: the console and
+// the hosted UI have no credential, and a path no route serves (a short
+// link's, a hosted page's with its token) stays out of the log.
 func (s *Server) captureOverLimit(rec *statusRecorder, r *http.Request) {
 	key := r.Header.Get("X-Api-Key")
 	if key == "" || strings.HasPrefix(r.URL.Path, "/console") || strings.HasPrefix(r.URL.Path, "/sdk/") {
+		return
+	}
+	if h, _, _ := s.router.Lookup(r.Method, r.URL.Path); h == nil {
 		return
 	}
 	if cred, err := s.store.Authenticate(key, r.Header.Get("X-Api-Secret")); err == nil {
