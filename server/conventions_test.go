@@ -1239,6 +1239,15 @@ func TestIdempotencyKeyVerificationSide(t *testing.T) {
 	if len(h.Items) != 1 {
 		t.Fatalf("%d enrollment.created entries, want 1", len(h.Items))
 	}
+
+	// Erasure forgets the remembered answers, which hold the row's
+	// personal data and the link: a replay meets the erasure.
+	in.expect(204, "DELETE", "/v1/applicants/idem-co", nil)
+	row["ownershipPercent"] = 60
+	expectError(t, in.do("POST", "/v1/applicants/idem-co/ubos", row, "Idempotency-Key", "row-1"), 409, "applicant_erased")
+	in.expect(204, "DELETE", "/v1/applicants/idem-1", nil)
+	expectError(t, in.do("POST", "/v1/applicants/idem-1/verification-sessions", map[string]any{"lang": "de"}, "Idempotency-Key", "s"), 409, "applicant_erased")
+	in.expect(201, "POST", "/v1/applicants/idem-2/verification-sessions", map[string]any{"lang": "de"}, "Idempotency-Key", "s")
 }
 
 // TestBadQueryEncoding: a list's parameter that is not valid URL encoding

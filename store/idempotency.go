@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -66,4 +67,24 @@ func (t *txn) remember(env Env, scope string, idem Idem, response any) error {
 		return err
 	}
 	return t.expire(env, expiryIdempotency, t.now, idemKey(scope, idem.Key)) // removed by retention after 24 h
+}
+
+// forget removes every response remembered under scope: an erased
+// applicant's routes, whose first answers hold its personal data (a replay
+// then runs afresh and meets the erasure). Retention's entry for a removed
+// key finds nothing and moves on.
+func (t *txn) forget(env Env, scope string) error {
+	b := t.env(env, "idempotency")
+	prefix := idemKey(scope, "")
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -413,7 +413,7 @@ func (s *Store) AddUbo(env Env, extID string, in UboInput, source string, idem I
 		source = SourceAPI
 	}
 	var out UboAdded
-	scope := "POST /v1/applicants/" + extID + "/ubos"
+	scope := ubosScope(extID)
 	err := s.updateIn(env, func(t *txn) error {
 		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
 			return err
@@ -445,6 +445,9 @@ func (s *Store) AddUbo(env Env, extID string, in UboInput, source string, idem I
 	})
 	return out, err
 }
+
+// ubosScope is the idempotency scope of POST …/ubos of the applicant extID.
+func ubosScope(extID string) string { return "POST /v1/applicants/" + extID + "/ubos" }
 
 // Ubos lists a company's rows in uboIndex order (the order of ubos[] in the
 // applicant), a page at a time; the cursor is opaque. Returns ENOTFOUND and

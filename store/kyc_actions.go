@@ -187,6 +187,11 @@ func (s *Store) Erase(env Env, extID string) error {
 		}
 		a.Fields, a.Locked, a.Answers, a.ReviewJob, a.InReview = map[string]string{}, nil, nil, nil, false
 		a.eraseUbos() // UBO hook (store/kyb_ubos.go): rows hold personal data too
+		for _, scope := range []string{ubosScope(a.ExternalID), sessionsScope(a.ExternalID)} {
+			if err := t.forget(env, scope); err != nil { // remembered answers hold rows and links
+				return err
+			}
+		}
 		a.ErasedAt = At(t.now)
 		// A review under way is void without its data: steps without a
 		// verdict wait for data again rather than show in_review forever.

@@ -121,6 +121,12 @@ func shortCodeFrom(r io.Reader) (string, error) {
 	return string(out), nil
 }
 
+// sessionsScope is the idempotency scope of POST …/verification-sessions
+// of the applicant extID.
+func sessionsScope(extID string) string {
+	return "POST /v1/applicants/" + extID + "/verification-sessions"
+}
+
 func (s *Store) sessionLink(x Session) SessionLink {
 	base := strings.TrimRight(s.settings.PublicURL, "/")
 	return SessionLink{URL: base + "/sdk/" + x.Token, ExpiresAt: x.ExpiresAt, Token: x.Token, ShortCode: x.ShortCode,
@@ -136,7 +142,7 @@ func (s *Store) CreateSession(env Env, extID string, in SessionInput, idem Idem)
 		return SessionLink{}, err
 	}
 	var out SessionLink
-	scope := "POST /v1/applicants/" + extID + "/verification-sessions"
+	scope := sessionsScope(extID)
 	err = s.updateIn(env, func(t *txn) error {
 		if ok, err := t.replay(env, scope, idem, &out); ok || err != nil {
 			return err
