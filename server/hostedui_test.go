@@ -1010,6 +1010,9 @@ func TestSDKExpiredAfterSubmission(t *testing.T) {
 	retry := submitted("exp-retry", "RETRY", map[string]any{"ttlSecs": 60})
 	in.createApplicant("exp-open", "Green")
 	open := in.sdkSession("exp-open", map[string]any{"ttlSecs": 60})
+	in.createApplicant("exp-erased", "Green")
+	erased := in.sdkSession("exp-erased", map[string]any{"ttlSecs": 60})
+	in.expect(204, "DELETE", "/v1/applicants/exp-erased", nil)
 	in.advance(61 * time.Second)
 	for _, extID := range []string{"exp-green", "exp-de", "exp-retry"} {
 		in.waitReviewStatus(extID, "completed")
@@ -1033,6 +1036,12 @@ func TestSDKExpiredAfterSubmission(t *testing.T) {
 		wantHTML(t, r, `ask for a new link`)
 		noHTML(t, r, `nothing more to do`)
 	}
+	// An erased applicant can get no new link: the page does not send
+	// the person to ask for one.
+	r = in.sdkGet("/sdk/" + erased)
+	wantStatusCode(t, r, 410, "erased, expired")
+	wantHTML(t, r, `cannot be continued`)
+	noHTML(t, r, `ask for a new link`, `nothing more to do`)
 }
 
 // TestSDKAuditReturnURL: the way back is the partner's returnUrl with

@@ -396,6 +396,8 @@ type SDKLook struct {
 	// Settled: the applicant has nothing left to do on any link: it was
 	// sent to review, or its verdict is final (GREEN or RED FINAL).
 	Settled bool
+	// Erased: the applicant was erased, and no new link can be made for it.
+	Erased bool
 }
 
 // settled reports whether a waits for nothing from the applicant: its data
@@ -432,7 +434,7 @@ func (s *Store) SDKLinkLook(token, code string) (look SDKLook, ok bool, err erro
 			look, ok = SDKLook{Lang: x.Lang, Theme: x.Theme}, true
 			switch a, err := t.getApplicant(e, x.ExternalUserID); {
 			case err == nil:
-				look.Settled = a.settled() && !a.erased()
+				look.Settled, look.Erased = a.settled() && !a.erased(), a.erased()
 			case ErrorCode(err) != ENOTFOUND:
 				return err
 			}

@@ -105,7 +105,7 @@ func (ui *UI) write(w http.ResponseWriter, r *http.Request, name string, data an
 type sdkMessagePage struct {
 	Lang, Theme, Version, Title, Text string
 	Brand                             *Branding
-	settled                           bool // the session's applicant needs no new link (store.SDKLook)
+	settled, erased                   bool // the session's applicant needs no new link, or can get none (store.SDKLook)
 }
 
 // fail answers a page request whose session cannot be used with the
@@ -119,10 +119,13 @@ func (ui *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch store.ErrorCode(err) {
 	case store.EGONE:
 		page.Title, page.Text = p.T("gone.title"), p.T("gone.text")
-		if page.settled {
+		switch {
+		case page.settled:
 			// The waiting page reloads into this one when its link
 			// expires during the review: no new link is needed.
 			page.Text = p.T("gone.settled.text")
+		case page.erased:
+			page.Text = p.T("closed.text") // no new link can be made
 		}
 		ui.write(w, r, "message", page, wire.Status(err))
 	case store.EUNAUTHORIZED:
@@ -167,7 +170,7 @@ func (ui *UI) messagePage(r *http.Request) sdkMessagePage {
 	if err != nil || !ok {
 		return page
 	}
-	page.Lang, page.settled = sdkLang(look.Lang), look.Settled
+	page.Lang, page.settled, page.erased = sdkLang(look.Lang), look.Settled, look.Erased
 	if look.Theme == "dark" {
 		page.Theme = "dark"
 	}
