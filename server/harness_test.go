@@ -254,7 +254,8 @@ type bootOptions struct {
 	parked bool             // do not run the dispatcher
 	now    func() time.Time // overrides the manual clock (benchmarks)
 	// unchecked serves without contractCheck even under -contract (for the
-	// test of contractCheck itself).
+	// test of contractCheck itself, and for a test that posts to paths the
+	// document does not have, on purpose).
 	unchecked bool
 }
 
