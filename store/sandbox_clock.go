@@ -100,6 +100,10 @@ func NewClockTarget(advanceBy *string, to *Time, now time.Time) (ClockTarget, er
 			return t, Invalid(t.Field, "the sandbox clock moves only forward: advanceBy must not be negative")
 		case d > MaxClockMove:
 			return t, Invalid(t.Field, "advanceBy must be at most %s", MaxClockMove)
+		case d%time.Millisecond != 0:
+			// Times are kept to the millisecond: a finer part would be
+			// rounded away, or move nothing at all.
+			return t, Invalid(t.Field, "advanceBy must be a whole number of milliseconds (units ms, s, m, h)")
 		}
 		t.By = d
 	case to != nil && to.IsZero():
