@@ -154,23 +154,27 @@ func TestBrowserConsoleDecision(t *testing.T) {
 
 // TestBrowserConsolePhoneReadable: at 390 px no key of a key/value table
 // runs over its value (a company's structure and rows have keys such as
-// verificationLinkExpiresAtUtc), and a signing secret shown only once
-// wraps inside its box, whole and readable, instead of hiding its end in
-// a box a keyboard cannot scroll (axe scrollable-region-focusable).
+// verificationLinkExpiresAtUtc), and a signing secret shown only once, or
+// a logged request's body with a long hash, wraps inside its box, whole
+// and readable, instead of hiding its end in a box a keyboard cannot
+// scroll (axe scrollable-region-focusable).
 func TestBrowserConsolePhoneReadable(t *testing.T) {
 	t.Parallel()
 	in := start(t)
 	in.createCompany("phone-co", "Phone Co",
 		map[string]any{"fullName": "Ada Owner", "dateOfBirth": "1980-01-01", "ownershipPercent": 60, "roles": []string{"ubo", "representative"}})
 	in.spawn(201, "phone-co", 0, nil)
+	// A deposit's answer holds a 64-character txHash, one unbroken word.
+	w := in.wallet(in.vault("phone-vault"), "BTC")
+	deposit := in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "0.5"}).Header.Get("X-Request-Id")
 	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
 		t.Fatal(err)
 	}
-	overflowing := `Array.from(document.querySelectorAll('table.kv th, table.kv td, pre.secret')).filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.tagName + ' ' + e.textContent.trim().slice(0, 40) + ' ' + e.scrollWidth + '>' + e.clientWidth).join('; ')`
+	overflowing := `Array.from(document.querySelectorAll('table.kv th, table.kv td, pre')).filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.tagName + ' ' + e.textContent.trim().slice(0, 40) + ' ' + e.scrollWidth + '>' + e.clientWidth).join('; ')`
 
 	ph := in.chrome(t, phone)
 	ph.consoleLogin("admin")
-	for _, p := range []string{"/console/applicants/phone-co", "/console/applicants/phone-co.ubo.1", "/console/levels/kyb-level"} {
+	for _, p := range []string{"/console/applicants/phone-co", "/console/applicants/phone-co.ubo.1", "/console/levels/kyb-level", "/console/requests/" + deposit} {
 		ph.open(p)
 		if bad := eval[string](ph, overflowing); bad != "" {
 			t.Errorf("%s at 390 px: cells whose text runs over: %s", p, bad)
