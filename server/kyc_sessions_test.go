@@ -64,6 +64,27 @@ func TestVerificationSessions(t *testing.T) {
 		}
 		in.expect(404, "POST", "/v1/applicants/nobody/verification-sessions", nil)
 	})
+	// JSON Schema's integer is any number with a zero fraction: a client
+	// that computes 3600.0 seconds (Python's total_seconds) gets its link.
+	t.Run("IntegerWrittenAsFraction", func(t *testing.T) {
+		for body, want := range map[string]string{
+			`{"ttlSecs":3600.0}`:  "2026-11-21T06:00:00.000Z",
+			`{"ttlSecs":3.6e3}`:   "2026-11-21T06:00:00.000Z",
+			`{"ttlSecs":6000E-1}`: "2026-11-21T05:10:00.000Z",
+		} {
+			var got struct{ ExpiresAt string }
+			in.expect(201, "POST", "/v1/applicants/s1/verification-sessions", body).json(t, &got)
+			if got.ExpiresAt != want {
+				t.Errorf("%s: expiresAt %s, want %s", body, got.ExpiresAt, want)
+			}
+		}
+		for _, body := range []string{`{"ttlSecs":3600.5}`, `{"ttlSecs":3.6001e3}`, `{"ttlSecs":1e401}`} {
+			r := in.expect(400, "POST", "/v1/applicants/s1/verification-sessions", body)
+			if _, f := errField(t, r); f != "ttlSecs" {
+				t.Errorf("%s: field %q", body, f)
+			}
+		}
+	})
 
 	// A short session expires unused: pending steps become expired, the
 	// link answers 410.

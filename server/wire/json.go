@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -87,8 +88,20 @@ func DecodeBytes(b []byte, v any) error {
 		return store.Errorf(store.EINVALID, "malformed_json", "request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(v); err != nil {
-		return jsonError(b, err)
+	for whole := 0; ; whole++ {
+		err := dec.Decode(v)
+		if err == nil {
+			break
+		}
+		// An integer written with a fraction or an exponent (3600.0, 3.6e3)
+		// is that integer, as JSON Schema's "integer" says: it is written
+		// as one and the body decoded again, a few times at most.
+		nb, ok := wholeNumber(b, err)
+		if !ok || whole == maxWholeNumbers {
+			return jsonError(b, err)
+		}
+		b = nb
+		dec = json.NewDecoder(bytes.NewReader(b))
 	}
 	if dec.More() {
 		return store.Errorf(store.EINVALID, "malformed_json", "request body has data after the JSON object")
@@ -202,12 +215,91 @@ func typeError(e *json.UnmarshalTypeError) error {
 		return store.Invalid(field, "%s must be an ISO 8601 timestamp such as \"2026-11-21T05:17:44.123Z\", not %s", field, got)
 	case strings.HasPrefix(got, "number ") && isInteger(t.Kind()):
 		n := strings.TrimPrefix(got, "number ")
-		if strings.ContainsAny(n, ".eE") {
+		if _, whole := integral(n); !whole {
 			return store.Invalid(field, "%s must be an integer, not %s", field, n)
 		}
 		return store.Invalid(field, "%s is out of range for an integer: %s", field, n)
 	}
 	return store.Invalid(field, "%s must be of type %s, not %s", field, jsonType(t.Kind()), got)
+}
+
+// maxWholeNumbers bounds how many integers written with a fraction or an
+// exponent one body may hold: each costs decoding the body again.
+const maxWholeNumbers = 16
+
+// wholeNumber returns body b with the number that err (from decoding b)
+// refused for an integer field written as an integer, and true, when its
+// value is one ("3600.0", "3.6e3", "-1E2"); else false.
+func wholeNumber(b []byte, err error) ([]byte, bool) {
+	var e *json.UnmarshalTypeError
+	if !errors.As(err, &e) {
+		return nil, false
+	}
+	t := e.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	n, ok := strings.CutPrefix(e.Value, "number ")
+	if !ok || !isInteger(t.Kind()) || !strings.ContainsAny(n, ".eE") {
+		return nil, false
+	}
+	end := int(e.Offset) // just past the number
+	if end > len(b) || end < len(n) || string(b[end-len(n):end]) != n {
+		return nil, false
+	}
+	w, ok := integral(n)
+	if !ok || !fits64(w) {
+		return nil, false // typeError says which
+	}
+	return slices.Concat(b[:end-len(n)], []byte(w), b[end:]), true
+}
+
+// integral returns JSON number n written as an integer when its value is
+// one, and true; false for a fraction, and for an exponent beyond ±400 (no
+// integer field holds such a number, and its digits would be many).
+func integral(n string) (string, bool) {
+	neg := strings.HasPrefix(n, "-")
+	n = strings.TrimPrefix(n, "-")
+	exp := 0
+	if i := strings.IndexAny(n, "eE"); i >= 0 {
+		e, err := strconv.Atoi(n[i+1:])
+		if err != nil || e < -400 || e > 400 {
+			return "", false
+		}
+		n, exp = n[:i], e
+	}
+	ip, fp, _ := strings.Cut(n, ".")
+	digits := ip + fp
+	point := len(ip) + exp // how many of digits stand before the point
+	var whole, frac string
+	switch {
+	case point <= 0:
+		frac = digits
+	case point >= len(digits):
+		whole = digits + strings.Repeat("0", point-len(digits))
+	default:
+		whole, frac = digits[:point], digits[point:]
+	}
+	if strings.Trim(frac, "0") != "" {
+		return "", false
+	}
+	whole = strings.TrimLeft(whole, "0")
+	switch {
+	case whole == "":
+		return "0", true
+	case neg:
+		return "-" + whole, true
+	}
+	return whole, true
+}
+
+// fits64 reports whether decimal integer w fits an int64 or a uint64.
+func fits64(w string) bool {
+	_, err := strconv.ParseInt(w, 10, 64)
+	if err != nil {
+		_, err = strconv.ParseUint(w, 10, 64)
+	}
+	return err == nil
 }
 
 func isInteger(k reflect.Kind) bool {

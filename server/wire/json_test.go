@@ -119,6 +119,19 @@ func checkDecodeError(t *testing.T, err error, codes ...string) {
 
 // TestDecodeTypeErrorsNameTheField checks the 400 of a value of the wrong
 // type: it names the field (nested ones by path) and says what was expected.
+func TestIntegral(t *testing.T) {
+	for n, want := range map[string]string{
+		"3600.0": "3600", "3.6e3": "3600", "-1E2": "-100", "6000E-1": "600", "0.0": "0",
+		"-0.0": "0", "1e+2": "100", "120e-1": "12", "125e-1": "", "0.5": "", "1.000000000000000000001": "",
+		"1e400": "1" + strings.Repeat("0", 400), "1e401": "", "0e-999": "", "12.3400e2": "1234",
+	} {
+		got, ok := integral(n)
+		if ok != (want != "") || got != want {
+			t.Errorf("integral(%s) = %q, %v; want %q", n, got, ok, want)
+		}
+	}
+}
+
 func TestDecodeTypeErrorsNameTheField(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ body, field, want string }{
@@ -126,7 +139,9 @@ func TestDecodeTypeErrorsNameTheField(t *testing.T) {
 		{`{"at":5}`, "at", "ISO 8601 timestamp"},
 		{`{"atPtr":"2026-13-01T00:00:00Z"}`, "atPtr", "ISO 8601 timestamp"},
 		{`{"int":1.5}`, "int", "must be an integer"},
-		{`{"int":1e30}`, "int", "must be an integer"},
+		{`{"int":1e30}`, "int", "out of range for an integer: 1e30"},
+		{`{"int":1.25e1}`, "int", "must be an integer, not 1.25e1"},
+		{`{"uint8":2.56e2}`, "uint8", "out of range for an integer: 256"},
 		{`{"uint8":256}`, "uint8", "out of range for an integer: 256"},
 		{`{"int":99999999999999999999}`, "int", "out of range for an integer"},
 		{`{"int64Ptr":-0.5}`, "int64Ptr", "must be an integer"},
