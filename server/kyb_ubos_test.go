@@ -640,6 +640,8 @@ func TestUboValidation(t *testing.T) {
 			`{"fullName":"A B","roles":[]}`:                                      "roles",
 			`{"fullName":"A B","roles":"ubo"}`:                                   "roles",
 			`{"fullName":"A B","roles":["owner"]}`:                               "roles[0]",
+			`{"fullName":"A B","roles":["director",1]}`:                          "roles[1]",
+			`{"fullName":"A B","roles":["director",{"r":"ubo"}]}`:                "roles[1]",
 			`{"fullName":"A B","roles":["director"],"ownershipPercent":101}`:     "ownershipPercent",
 			`{"fullName":"A B","roles":["director"],"ownershipPercent":-1}`:      "ownershipPercent",
 			`{"fullName":"A B","roles":["director"],"ownershipPercent":"5"}`:     "ownershipPercent",

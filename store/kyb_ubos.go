@@ -246,13 +246,15 @@ func parseOwnership(field string, raw json.RawMessage) (string, error) {
 }
 
 func parseRoles(field string, raw json.RawMessage) ([]string, error) {
-	var roles []string
+	var roles []json.RawMessage
 	if isNull(raw) || json.Unmarshal(raw, &roles) != nil || len(roles) == 0 {
 		return nil, Invalid(field, "roles must be a non-empty array of %s", strings.Join(uboRoles(), ", "))
 	}
 	out := make([]string, 0, len(roles))
-	for i, role := range roles {
-		if !inList(uboRoles(), role) {
+	for i, r := range roles {
+		// An element of another type is named by its index too.
+		var role string
+		if json.Unmarshal(r, &role) != nil || !inList(uboRoles(), role) {
 			return nil, Invalid(field+"["+itoa(i)+"]", "role must be one of %s", strings.Join(uboRoles(), ", "))
 		}
 		if !inList(out, role) {
