@@ -65,11 +65,23 @@ func TestLevels(t *testing.T) {
 		{map[string]any{"name": "e", "applicantType": "individual", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "choice"}}}, "questionnaire[0].options"},
 		{map[string]any{"name": "f", "applicantType": "individual", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "essay"}}}, "questionnaire[0].type"},
 		{map[string]any{"name": "g", "applicantType": "individual", "steps": "selfie"}, "steps"},
+		// Company data on an individual level is named by the list sent.
+		{map[string]any{"name": "h", "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}, "companyRequiredDocuments": []string{"certificate_of_incorporation"}}, "companyRequiredDocuments"},
+		{map[string]any{"name": "i", "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}, "companyRequiredFields": []string{"companyName"}}, "companyRequiredFields"},
+		{map[string]any{"name": "j", "applicantType": "company", "steps": []map[string]any{{"kind": "company_docs"}}, "companyRequiredFields": []string{"companyName"}}, "companyRequiredFields[0]"},
 	} {
 		r := in.expect(400, "POST", "/v1/levels", c.body)
 		if _, f := errField(t, r); f != c.field {
 			t.Errorf("%v: field %q, want %q (%s)", c.body, f, c.field, r.Body)
 		}
+	}
+
+	// A required company field that the level does not collect says how
+	// to mend it.
+	bad := in.expect(400, "POST", "/v1/levels", map[string]any{"name": "k", "applicantType": "company", "steps": []map[string]any{{"kind": "company_docs"}},
+		"companyDataFields": []string{"country"}, "companyRequiredFields": []string{"country", "companyName"}})
+	if _, f := errField(t, bad); f != "companyRequiredFields[1]" || !strings.Contains(string(bad.Body), "list it in companyDataFields too") {
+		t.Errorf("required but not collected: %s", bad.Body)
 	}
 
 	// Questionnaire answers are checked against the level's questions.

@@ -209,17 +209,31 @@ func (l Level) validate() error {
 			return Invalid(f, "an individual level cannot have the company_docs step")
 		}
 	}
+	if l.ApplicantType == TypeIndividual {
+		// Named by the first list that was sent.
+		for _, c := range []struct {
+			name string
+			n    int
+		}{{"companyDataFields", len(l.CompanyDataFields)}, {"companyRequiredFields", len(l.CompanyRequiredFields)},
+			{"companyRequiredDocuments", len(l.CompanyRequiredDocuments)}} {
+			if c.n > 0 {
+				return Invalid(c.name, "an individual level collects no company data")
+			}
+		}
+	}
 	if err := checkFieldList("personalInfoFields", l.PersonalInfoFields, individualFields()); err != nil {
 		return err
 	}
 	if err := checkFieldList("companyDataFields", l.CompanyDataFields, companyFields()); err != nil {
 		return err
 	}
+	for i, f := range l.CompanyRequiredFields {
+		if inList(companyFields(), f) && !inList(l.CompanyDataFields, f) {
+			return Invalid("companyRequiredFields["+itoa(i)+"]", "%q is required but not collected: list it in companyDataFields too", f)
+		}
+	}
 	if err := checkFieldList("companyRequiredFields", l.CompanyRequiredFields, l.CompanyDataFields); err != nil {
 		return err
-	}
-	if l.ApplicantType == TypeIndividual && len(l.CompanyDataFields)+len(l.CompanyRequiredFields)+len(l.CompanyRequiredDocuments) > 0 {
-		return Invalid("companyDataFields", "an individual level collects no company data")
 	}
 	if l.ApplicantType == TypeCompany && len(l.PersonalInfoFields) > 0 {
 		return Invalid("personalInfoFields", "a company level collects no personal fields; use companyDataFields")
