@@ -638,6 +638,12 @@ const minCallbackSecret = 24
 // whsec_ prefix) of at least 24 bytes, so receivers built on that spec
 // verify deliveries unchanged (SPEC §5).
 func validCallbackSecret(key, v string) error {
+	if strings.ContainsAny(v, "\r\n\t ") {
+		// Go's base64 skips line breaks; the Standard Webhooks libraries
+		// refuse them, and the X-Webhook-Signature is keyed with them: no
+		// one spelling of the secret would verify both signatures.
+		return configError(key, "must be one line without spaces or line breaks (`openssl rand -base64 N` wraps its output past N = 48: use `openssl rand -base64 32`)")
+	}
 	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(v, "whsec_"))
 	if err != nil {
 		return configError(key, "must be standard base64 (optionally prefixed whsec_), as Standard Webhooks libraries decode it; generate one with `openssl rand -base64 32`, or leave it empty and complybox generates one")
