@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"html"
 	"mime/multipart"
@@ -1125,5 +1126,30 @@ func TestConsoleDuplicatesBothWays(t *testing.T) {
 		if strings.Contains(page, "is used by another applicant") && strings.Contains(page, `data-result="none"`) {
 			t.Errorf("%s: the page says no image is shared", pair[0])
 		}
+	}
+}
+
+// TestConsoleCallbackSecretFromConfig: a callback secret the configuration
+// sets is applied again at every start, so the console offers no rotation
+// that the next start would undo (the receiver given the rotated secret
+// would refuse every applicant event from then on), and says where the
+// secret is changed.
+func TestConsoleCallbackSecretFromConfig(t *testing.T) {
+	t.Parallel()
+	pinned := "whsec_" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	kyc := "http://127.0.0.1:9/kyc"
+	in := start(t, func(o *options) { o.settings.KYC.CallbackSecret, o.settings.KYC.CallbackURL = pinned, kyc })
+	b := in.operator()
+	page := b.page("/console/settings", "kyc.callback_secret", "kyc.callback_url")
+	if strings.Contains(page, "/console/settings/callback/rotate") {
+		t.Error("the settings page offers a rotation of the configured callback secret")
+	}
+	r := b.submit("/console/settings/callback/rotate", nil)
+	expectStatus(t, "rotate a configured secret", r, http.StatusConflict)
+	if !strings.Contains(string(r.Body), "kyc.callback_secret") {
+		t.Errorf("the refusal does not say where the secret is set: %s", r.Body)
+	}
+	if s, err := in.Store.CallbackSecret(); err != nil || s != pinned {
+		t.Errorf("callback secret %q %v, want the configured one", s, err)
 	}
 }

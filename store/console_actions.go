@@ -122,9 +122,14 @@ func (s *Store) RotateWebhookSecret(env Env) (string, error) {
 }
 
 // RotateCallbackSecret gives the KYC callback a new signing secret and
-// returns it (shown once). A callback_secret in the configuration replaces
-// it again at the next start.
+// returns it (shown once). ECONFLICT when the configuration sets
+// callback_secret: that would replace the new one again at the next start,
+// and the receiver that took it would refuse every event from then on.
 func (s *Store) RotateCallbackSecret() (string, error) {
+	if s.settings.KYC.CallbackSecret != "" {
+		return "", Errorf(ECONFLICT, "callback_secret_configured",
+			"the configuration sets kyc.callback_secret, which replaces a rotated secret at every start: change the secret there (and restart)")
+	}
 	var secret string
 	err := s.update(func(t *txn) error {
 		c, err := t.callback()

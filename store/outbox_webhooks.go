@@ -231,6 +231,13 @@ type decodedCallback struct {
 	cb  Callback
 }
 
+// CallbackConfigured reports which of the KYC callback's URL and secret
+// the configuration sets: InitCallback applies them at every start, over
+// what the console saved.
+func (s *Store) CallbackConfigured() (url, secret bool) {
+	return s.settings.KYC.CallbackURL != "", s.settings.KYC.CallbackSecret != ""
+}
+
 // InitCallback applies the configured KYC callback URL and secret. With no
 // configured secret it keeps the stored one, or generates, stores and
 // returns one (the caller prints it once).

@@ -65,7 +65,9 @@ func (c *Console) settingsPage(w http.ResponseWriter, r *Request, status int, fo
 	case form.Section == "callback":
 		cb = form.URL
 	}
+	urlSet, secretSet := c.store.CallbackConfigured()
 	return c.render(w, r, status, "settings", "Settings", "settings", map[string]any{
+		"CallbackURLConfigured": urlSet, "CallbackSecretConfigured": secretSet,
 		"Webhook": wh, "WebhookURL": whURL, "Catalog": store.CustodyCatalog(), "Subscribed": subscribed, "AllWhenNone": allWhenNone,
 		"CallbackURL": cb, "CallbackSaved": cbSaved, "Form": form,
 		"CustodyTypes": eventTypeNames(store.CustodyCatalog()), "KYCTypes": eventTypeNames(store.KYCCatalog())})
