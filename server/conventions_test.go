@@ -1306,6 +1306,47 @@ func TestAsteriskTarget(t *testing.T) {
 	}
 }
 
+// TestBodyCutShort: a body that ends before it said it would is a request
+// that could not be read, 400 bad_request without a field, whether its
+// length came from Content-Length or from chunks (SPEC §2: bad input gets
+// a clear 4xx; the code table names the cut-short body).
+func TestBodyCutShort(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	u, err := url.Parse(in.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := "X-Api-Key: " + in.Key + "\r\nX-Api-Secret: " + in.Secret + "\r\n"
+	for name, req := range map[string]string{
+		"Content-Length": "Content-Length: 50\r\n\r\n{\"name\":\"x\"}",
+		"chunked":        "Transfer-Encoding: chunked\r\n\r\n64\r\n{\"name\":\"x\"}",
+		"bad chunk size": "Transfer-Encoding: chunked\r\n\r\nzz\r\n{\"name\":\"x\"}\r\n0\r\n\r\n",
+	} {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "POST /vaults HTTP/1.1\r\nHost: %s\r\n%s%s", u.Host, auth, req)
+		conn.(*net.TCPConn).CloseWrite()
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var e struct {
+			Error struct{ Code, Field string }
+		}
+		err = json.NewDecoder(res.Body).Decode(&e)
+		conn.Close()
+		if err != nil || res.StatusCode != 400 || e.Error.Code != "bad_request" || e.Error.Field != "" {
+			t.Errorf("%s: %d %+v %v, want 400 bad_request without a field", name, res.StatusCode, e, err)
+		}
+	}
+	if n := len(in.expect(200, "GET", "/vaults", nil).m(t)["items"].([]any)); n != 0 {
+		t.Errorf("%d vaults after bodies cut short", n)
+	}
+}
+
 // TestAPIAnswersAreNotStored: API answers carry secrets (a webhook signing
 // secret, session URLs, applicant data), so no cache or browser may keep
 // them: every JSON answer, success or error, says Cache-Control: no-store.

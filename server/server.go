@@ -134,7 +134,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		switch {
 		case err != nil:
-			s.routeError(rec, r, store.Invalid("body", "the request body could not be read: %v", err))
+			// As ReadBody answers a body with a Content-Length cut short.
+			s.routeError(rec, r, store.Errorf(store.EINVALID, "bad_request", "could not read the request body: %v", err))
 			s.logRequest(r, rec, method, id, start)
 			return
 		case int64(len(b)) > limit:
