@@ -217,16 +217,51 @@ func TestRequestLogOverLimit(t *testing.T) {
 	var anon struct{ Error struct{ RequestID string } }
 	doRequest(t, "POST", in.URL+"/v1/applicants", big, "X-Api-Key", in.Key, "X-Api-Secret", "wrong").json(t, &anon)
 	in.expect(404, "GET", "/v1/requests/"+anon.Error.RequestID, nil)
-	// Only the API's routes: a short link's or a hosted page's path holds
-	// its bearer code or token, and no API route serves it.
-	for _, path := range []string{"/l/abcdefghijklmnopqrstuvwx", "//sdk/some-session-token", "/healthz", "/no/such/route"} {
-		var e struct{ Error struct{ RequestID string } }
+	// Never the hosted UI's or the console's paths: a short link's or a
+	// hosted page's path holds its bearer code or token.
+	for _, path := range []string{"/l/abcdefghijklmnopqrstuvwx", "//sdk/some-session-token", "/sdk/x/../../sdk/tok", "/console/x"} {
 		r := in.do("POST", path, big)
 		if r.Status != 413 {
 			t.Fatalf("POST %s over the limit: %d", path, r.Status)
 		}
-		r.json(t, &e)
-		in.expect(404, "GET", "/v1/requests/"+e.Error.RequestID, nil)
+		in.expect(404, "GET", "/v1/requests/"+r.Header.Get("X-Request-Id"), nil)
+	}
+}
+
+// TestRequestLogUnrouted: a call no route takes, a wrong path or a wrong
+// method (the commonest mistakes of an integration), is in the request log
+// too when its credential is valid: the requestId of its error finds it
+// (SPEC §7, the README's promise for any error body).
+func TestRequestLogUnrouted(t *testing.T) {
+	t.Parallel()
+	// Unchecked: it calls paths and methods the document does not have.
+	in := boot(t, func(o *bootOptions) { o.unchecked = true }).instance
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{"DELETE", "/vaults", 405},
+		{"GET", "/v1/applicant", 404},
+		{"POST", "/v1/applicants/a%2Fb/reset", 404},
+		{"PUT", "/transactions/x", 405},
+	} {
+		var e struct{ Error struct{ Code, RequestID string } }
+		in.expect(c.status, c.method, c.path, nil).json(t, &e)
+		var got logged
+		in.expect(200, "GET", "/v1/requests/"+e.Error.RequestID, nil).json(t, &got)
+		if got.Method != c.method || got.Status != c.status || got.CredentialKey != in.Key {
+			t.Errorf("%s %s: logged %+v", c.method, c.path, got)
+		}
+	}
+	var anon struct{ Error struct{ RequestID string } }
+	doRequest(t, "DELETE", in.URL+"/vaults", nil, "X-Api-Key", in.Key, "X-Api-Secret", "wrong").json(t, &anon)
+	in.expect(404, "GET", "/v1/requests/"+anon.Error.RequestID, nil)
+	for _, path := range []string{"/l/abcdefghijklmnopqrstuvwx/x", "/sdk/some-session-token/nope", "/api/v1/sdk/nope", "/console/nope"} {
+		r := in.do("PATCH", path, nil)
+		if r.Status < 400 || r.Header.Get("X-Request-Id") == "" {
+			t.Fatalf("PATCH %s: %d, request id %q", path, r.Status, r.Header.Get("X-Request-Id"))
+		}
+		in.expect(404, "GET", "/v1/requests/"+r.Header.Get("X-Request-Id"), nil)
 	}
 }
 

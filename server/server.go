@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -82,12 +83,14 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 	s.router.RedirectFixedPath = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.captureUnrouted(w, r)
 		s.routeError(w, r, store.Errorf(store.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if allow, ok := deliveryAllow(r.URL.Path); ok {
 			w.Header().Set("Allow", allow)
 		}
+		s.captureUnrouted(w, r)
 		s.routeError(w, r, store.Errorf(store.EMETHOD, "method_not_allowed", "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, w.Header().Get("Allow")))
 	})
 	s.router.GlobalOPTIONS = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -155,6 +158,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// resource carries another method.
 		s.routeError(rec, r, store.Errorf(store.EINVALID, "bad_request", "the request target * is only for OPTIONS"))
 	case encodedSlash(r.URL):
+		s.captureUnrouted(rec, r)
 		s.routeError(rec, r, store.Errorf(store.ENOTFOUND, "route_not_found",
 			"no route for %s %s: a path segment holds an encoded / (%%2F), which no id contains", r.Method, r.URL.EscapedPath()))
 	case r.ContentLength > limit && takesBody(r) && s.pageAPICall(r):
@@ -175,25 +179,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // captureOverLimit puts an API call refused for its body's size, before
-// any handler runs, in the request log when its credential is valid, as
-// authed does for every other refused call: the requestId of its 413 then
-// finds it (SPEC §7). Only a route of the API is logged: the console and
-// the hosted UI have no credential, and a path no route serves (a short
-// link's, a hosted page's with its token) stays out of the log.
+// any handler runs, in the request log as captureUnrouted does, with the
+// size it was sent with.
 func (s *Server) captureOverLimit(rec *statusRecorder, r *http.Request) {
-	key := r.Header.Get("X-Api-Key")
-	if key == "" || strings.HasPrefix(r.URL.Path, "/console") || strings.HasPrefix(r.URL.Path, "/sdk/") {
-		return
+	s.captureUnrouted(rec, r)
+	if rec.reqBody != nil {
+		rec.reqBody.n = r.ContentLength // its size, as sent; none of it is read
 	}
-	if h, _, _ := s.router.Lookup(r.Method, r.URL.Path); h == nil {
+}
+
+// captureUnrouted puts a call that no handler takes (a body over the
+// limit, a path or a method no route serves) in the request log when its
+// credential is valid, as authed does for every call it lets through: the
+// requestId of its error then finds it (SPEC §7), and a wrong path or
+// method is the commonest mistake of an integration. The console's and
+// the hosted UI's paths stay out: they carry no API credential, and a
+// short link's or a hosted page's path holds its bearer code or token.
+func (s *Server) captureUnrouted(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("X-Api-Key")
+	if key == "" || !apiPath(r.URL.Path) {
 		return
 	}
 	if cred, err := s.store.Authenticate(key, r.Header.Get("X-Api-Secret")); err == nil {
-		capture(rec, r, cred)
-		if rec.reqBody != nil {
-			rec.reqBody.n = r.ContentLength // its size, as sent; none of it is read
+		capture(w, r, cred)
+	}
+}
+
+// apiPath reports whether p, cleaned, lies outside the console's and the
+// hosted UI's paths (/console, /sdk…, /l/…, /api/v1/sdk/…).
+func apiPath(p string) bool {
+	c := path.Clean("/" + p)
+	for _, prefix := range []string{"/console", "/sdk", "/l/", "/api/v1/sdk"} {
+		if strings.HasPrefix(c, prefix) {
+			return false
 		}
 	}
+	return true
 }
 
 // logRequest writes the access log line, the metrics and the request log
