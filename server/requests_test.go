@@ -245,7 +245,9 @@ func TestRequestLogUnrouted(t *testing.T) {
 		{"POST", "/v1/applicants/a%2Fb/reset", 404},
 		{"PUT", "/transactions/x", 405},
 	} {
-		var e struct{ Error struct{ Code, RequestID string } }
+		var e struct {
+			Error struct{ Code, RequestID string }
+		}
 		in.expect(c.status, c.method, c.path, nil).json(t, &e)
 		var got logged
 		in.expect(200, "GET", "/v1/requests/"+e.Error.RequestID, nil).json(t, &got)
