@@ -3,6 +3,7 @@ package server
 import (
 	"compress/gzip"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -11,12 +12,31 @@ import (
 // gzip header and the CPU cost more than the bytes saved.
 const gzipMin = 1024
 
-// acceptsGzip reports whether r accepts a gzip-encoded response.
+// acceptsGzip reports whether r accepts a gzip-encoded response, and is
+// not a range request: a range of the compressed form would be counted in
+// bytes of the identity form (Content-Range), so ranges go out plain, as
+// nginx sends them.
 func acceptsGzip(r *http.Request) bool {
+	if r.Header.Get("Range") != "" {
+		return false
+	}
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		coding, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.ReplaceAll(strings.TrimSpace(q), " ", "") != "q=0" {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && !refused(params) {
 			return true
+		}
+	}
+	return false
+}
+
+// refused reports whether the parameters of a coding in Accept-Encoding
+// give it a weight of 0: "q=0", "q=0.000", "Q=0.0" (RFC 9110 §12.4.2).
+func refused(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		name, value, _ := strings.Cut(p, "=")
+		if strings.EqualFold(strings.TrimSpace(name), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			return err == nil && q <= 0
 		}
 	}
 	return false

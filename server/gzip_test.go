@@ -71,10 +71,40 @@ func TestGzip(t *testing.T) {
 	if resp, b := rawGet(t, in, "/healthz", "gzip"); resp.Header.Get("Content-Encoding") != "" || string(b) != `{"status":"ok"}`+"\n" && string(b) != `{"status":"ok"}` {
 		t.Errorf("small answer: Content-Encoding %q, body %q", resp.Header.Get("Content-Encoding"), b)
 	}
-	if resp, _ := rawGet(t, in, "/openapi.json", "gzip;q=0"); resp.Header.Get("Content-Encoding") != "" {
-		t.Errorf("gzip;q=0: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
+	// A weight of 0 refuses the coding however it is written (RFC 9110
+	// §12.4.2); a weight above 0 accepts it.
+	for _, refused := range []string{"gzip;q=0", "gzip;q=0.0", "gzip; q=0.000", "gzip;Q=0", "br, gzip ; q = 0.00"} {
+		if resp, _ := rawGet(t, in, "/openapi.json", refused); resp.Header.Get("Content-Encoding") != "" {
+			t.Errorf("%s: Content-Encoding %q", refused, resp.Header.Get("Content-Encoding"))
+		}
+	}
+	if resp, _ := rawGet(t, in, "/openapi.json", "gzip;q=0.001"); resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("gzip;q=0.001: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}
 	if resp, _ := rawGet(t, in, "/vaults/nope", "gzip"); resp.StatusCode != 404 || resp.Header.Get("Content-Encoding") != "" {
 		t.Errorf("small error: %d, Content-Encoding %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
+}
+
+// TestGzipNotForRanges: a range request gets its bytes plain, since a
+// Content-Range counts bytes of the identity form (RFC 9110 §14.4).
+func TestGzipNotForRanges(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	req, err := http.NewRequest("GET", in.URL+"/sdk-assets/app.js", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	req.Header.Set("Range", "bytes=0-4999")
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusPartialContent || resp.Header.Get("Content-Encoding") != "" || len(b) != 5000 {
+		t.Errorf("range: %d, Content-Encoding %q, %d bytes, want 206 with 5000 plain bytes", resp.StatusCode, resp.Header.Get("Content-Encoding"), len(b))
 	}
 }
