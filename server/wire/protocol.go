@@ -111,6 +111,10 @@ func ownAnswer(b []byte) (protocolError, bool) {
 	case http.StatusNotImplemented:
 		return protocolError{Status: http.StatusBadRequest, Reason: "unsupported_transfer_encoding",
 			Message: "the request's Transfer-Encoding is not one this server implements (chunked)"}, true
+	case http.StatusHTTPVersionNotSupported:
+		// Bad input, never a 5xx: a request line naming another version.
+		return protocolError{Status: http.StatusBadRequest, Reason: "bad_request",
+			Message: "the request could not be read: its request line names an HTTP version other than 1.x"}, true
 	case http.StatusBadRequest:
 		message := "the request could not be read: a malformed request line or header"
 		if _, detail, ok := bytes.Cut(line, []byte(": ")); ok {

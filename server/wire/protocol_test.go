@@ -63,6 +63,9 @@ func TestProtocolErrors(t *testing.T) {
 		{"HeaderTooLarge", "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n", 431, "header_too_large"},
 		{"UnsupportedTransferEncoding", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400, "unsupported_transfer_encoding"},
 		{"UnsupportedExpect", "GET / HTTP/1.1\r\nHost: x\r\nExpect: tea\r\n\r\n", 417, "expectation_failed"},
+		// net/http answers 505: bad input, never a 5xx here.
+		{"HTTP2RequestLine", "GET / HTTP/2.0\r\nHost: x\r\n\r\n", 400, "bad_request"},
+		{"HTTP09RequestLine", "GET / HTTP/0.9\r\nHost: x\r\n\r\n", 400, "bad_request"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resp := send(t, c.raw)
