@@ -962,12 +962,15 @@ func TestConventions(t *testing.T) {
 		if allow := r.Header.Get("Allow"); !strings.Contains(allow, "GET") || !strings.Contains(allow, "PUT") {
 			t.Errorf("Allow %q", allow)
 		}
-		// A delivery takes GET, bulk retry POST, though the two share
-		// the router's place: every answer of a path names one Allow.
+		// A delivery takes GET (and so HEAD), bulk retry POST, though
+		// the two share the router's place: every answer of a path names
+		// one Allow.
 		for _, c := range []struct{ method, path, allow string }{
-			{"POST", "/webhooks/deliveries/" + id, "GET, OPTIONS"},
-			{"PUT", "/webhooks/deliveries/" + id, "GET, OPTIONS"},
-			{"OPTIONS", "/webhooks/deliveries/" + id, "GET, OPTIONS"},
+			{"POST", "/webhooks/deliveries/" + id, "GET, HEAD, OPTIONS"},
+			{"PUT", "/webhooks/deliveries/" + id, "GET, HEAD, OPTIONS"},
+			{"OPTIONS", "/webhooks/deliveries/" + id, "GET, HEAD, OPTIONS"},
+			{"PUT", "/v1/levels", "GET, HEAD, OPTIONS, POST"},
+			{"OPTIONS", "/healthz", "GET, HEAD, OPTIONS"},
 			{"GET", "/webhooks/deliveries/retry", "OPTIONS, POST"},
 			{"HEAD", "/webhooks/deliveries/retry", "OPTIONS, POST"},
 			{"DELETE", "/webhooks/deliveries/retry", "OPTIONS, POST"},
@@ -984,6 +987,9 @@ func TestConventions(t *testing.T) {
 			if allow := r.Header.Get("Allow"); allow != c.allow {
 				t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, allow, c.allow)
 			}
+		}
+		if r := in.do("DELETE", "/console/settings", nil); r.Status != 405 || r.Header.Get("Allow") != "GET, HEAD, OPTIONS" {
+			t.Errorf("DELETE /console/settings: %d, Allow %q", r.Status, r.Header.Get("Allow"))
 		}
 		r = in.do("PUT", "/healthz", nil)
 		expectError(t, r, 405, "")

@@ -105,7 +105,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *request) error {
 
 // getDelivery serves GET /webhooks/deliveries/:id.
 func (s *Server) getDelivery(w http.ResponseWriter, r *request) error {
-	if allow, _ := deliveryAllow(r.URL.Path); allow != "GET, OPTIONS" {
+	if allow, _ := deliveryAllow(r.URL.Path); allow != "GET, HEAD, OPTIONS" {
 		w.Header().Set("Allow", allow)
 		return store.Errorf(store.EMETHOD, "method_not_allowed", "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow)
 	}

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -87,17 +88,11 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 		s.routeError(w, r, store.Errorf(store.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if allow, ok := deliveryAllow(r.URL.Path); ok {
-			w.Header().Set("Allow", allow)
-		}
+		allowHead(w, r)
 		s.captureUnrouted(w, r)
 		s.routeError(w, r, store.Errorf(store.EMETHOD, "method_not_allowed", "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, w.Header().Get("Allow")))
 	})
-	s.router.GlobalOPTIONS = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if allow, ok := deliveryAllow(r.URL.Path); ok {
-			w.Header().Set("Allow", allow)
-		}
-	})
+	s.router.GlobalOPTIONS = http.HandlerFunc(allowHead)
 	s.router.PanicHandler = func(w http.ResponseWriter, r *http.Request, p any) {
 		s.writeError(w, r, fmt.Errorf("panic: %v", p))
 	}
@@ -261,6 +256,22 @@ func encodedSlash(u *url.URL) bool {
 	return u.RawPath != "" && strings.Contains(strings.ToUpper(u.RawPath), "%2F")
 }
 
+// allowHead sets the Allow of r's path (RFC 9110 §10.2.1): the router's,
+// or deliveryAllow's for a delivery, with HEAD wherever GET is, since
+// ServeHTTP answers HEAD on every GET route.
+func allowHead(w http.ResponseWriter, r *http.Request) {
+	allow := w.Header().Get("Allow")
+	if a, ok := deliveryAllow(r.URL.Path); ok {
+		allow = a
+	}
+	methods := strings.Split(allow, ", ")
+	if slices.Contains(methods, http.MethodGet) && !slices.Contains(methods, http.MethodHead) {
+		methods = append(methods, http.MethodHead)
+		slices.Sort(methods)
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+}
+
 // deliveryAllow returns the Allow of a /webhooks/deliveries/{id} path.
 // The router holds GET and POST there, since bulk retry (POST
 // /webhooks/deliveries/retry) shares the parameter's place: a delivery
@@ -273,7 +284,7 @@ func deliveryAllow(path string) (string, bool) {
 	case id == "retry":
 		return "OPTIONS, POST", true
 	}
-	return "GET, OPTIONS", true
+	return "GET, HEAD, OPTIONS", true
 }
 
 // hostedPagePost reports whether r is the upload form post of the hosted
