@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -24,7 +23,7 @@ func (s *Server) createApplicant(w http.ResponseWriter, r *request) error {
 		return nil
 	}
 	// A new applicant is answered with the bytes GET answers for it.
-	w.Header().Set("Location", "/v1/applicants/"+url.PathEscape(a.ExternalUserID))
+	wire.SetLocation(w, "/v1/applicants/", a.ExternalUserID)
 	wire.RawJSON(w, http.StatusCreated, viewed)
 	return nil
 }

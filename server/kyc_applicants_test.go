@@ -32,6 +32,21 @@ func TestCreateApplicant(t *testing.T) {
 		if r.Header.Get("Location") != "/v1/applicants/a.b_c:d@e-1" {
 			t.Errorf("Location %q", r.Header.Get("Location"))
 		}
+		// "." and ".." are valid ids: their Location, resolved as a client
+		// resolves a reference (RFC 3986 §5.2.4), still names the applicant.
+		for _, id := range []string{".", ".."} {
+			created := in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": id})
+			ref, err := url.Parse(created.Header.Get("Location"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			base, _ := url.Parse(in.URL + "/v1/applicants")
+			var got struct{ ExternalUserID string }
+			in.expect(200, "GET", base.ResolveReference(ref).EscapedPath(), nil).json(t, &got)
+			if got.ExternalUserID != id {
+				t.Errorf("Location %q of %q leads to %q", created.Header.Get("Location"), id, got.ExternalUserID)
+			}
+		}
 		a := r.m(t)
 		info := a["info"].(map[string]any)
 		if info["firstName"] != "Ada" || info["gender"] != nil || info["address"] != nil {

@@ -38,7 +38,7 @@ func (s *Server) createLevel(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/v1/levels/"+l.Name)
+	wire.SetLocation(w, "/v1/levels/", l.Name)
 	s.encode(w, http.StatusCreated, l)
 	return nil
 }
