@@ -261,8 +261,12 @@ func TestSweepConventions(t *testing.T) {
 			checkErrorBody(t, name+" unknown token", sweepStatus(t, 401, name+" unknown token", raw(rt.method, path, nil, "Authorization", "Bearer nope")))
 			continue
 		}
-		// Auth.
-		checkErrorBody(t, name+" no credential", sweepStatus(t, 401, name+" no credential", raw(rt.method, path, nil)))
+		// Auth: a 401 names its scheme (RFC 9110 §11.6.1).
+		noCred := raw(rt.method, path, nil)
+		checkErrorBody(t, name+" no credential", sweepStatus(t, 401, name+" no credential", noCred))
+		if !strings.HasPrefix(noCred.Header.Get("WWW-Authenticate"), "ApiKey ") {
+			t.Errorf("%s: 401 with WWW-Authenticate %q", name, noCred.Header.Get("WWW-Authenticate"))
+		}
 		checkErrorBody(t, name+" wrong secret", sweepStatus(t, 401, name+" wrong secret", raw(rt.method, path, nil, "X-Api-Key", in.Key, "X-Api-Secret", "wrong")))
 		// X-Environment.
 		h := cred(rt)
@@ -932,7 +936,7 @@ func TestConventions(t *testing.T) {
 		expectError(t, in.do("GET", "/v1/admin/backup", nil), 403, "admin_required")
 		k, s := in.credential(store.Sandbox, store.RoleAdmin)
 		r := in.expect(200, "GET", "/v1/admin/backup", nil, "X-Api-Key", k, "X-Api-Secret", s)
-		if r.Header.Get("X-Request-Id") == "" || r.Header.Get("Content-Length") != strconv.Itoa(len(r.Body)) {
+		if r.Header.Get("X-Request-Id") == "" || r.Header.Get("Content-Length") != strconv.Itoa(len(r.Body)) || r.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("backup headers %v for %d bytes", r.Header, len(r.Body))
 		}
 		path := filepath.Join(t.TempDir(), "backup.db")

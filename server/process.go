@@ -21,6 +21,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 func (s *Server) backup(w http.ResponseWriter, r *request) error {
 	err := s.store.Backup(w, func(size int64) {
 		w.Header().Set("Content-Type", "application/octet-stream")
+		// The whole file: secrets' hashes, signing secrets, personal data.
+		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Content-Disposition", `attachment; filename="complybox-backup.db"`)
 		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	})

@@ -362,6 +362,9 @@ func (s *Server) authed(h handlerFunc, adminOnly bool) httprouter.Handle {
 		if err == nil {
 			capture(w, r, cred) // an authenticated call is logged, even if refused
 			err = checkAccess(r, cred, adminOnly)
+		} else {
+			// A 401 names its scheme (RFC 9110 §11.6.1): the two headers.
+			w.Header().Set("WWW-Authenticate", `ApiKey realm="complybox", headers="X-Api-Key X-Api-Secret"`)
 		}
 		if err == nil {
 			err = h(w, &request{Request: r, params: ps, cred: cred, env: cred.Environment})
