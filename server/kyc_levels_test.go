@@ -76,6 +76,10 @@ func TestLevels(t *testing.T) {
 		}
 	}
 
+	// applicantType may be left out (the OpenAPI's default): individual.
+	if typ := in.expect(201, "POST", "/v1/levels", map[string]any{"name": "no-type", "steps": []map[string]any{{"kind": "selfie"}}}).m(t)["applicantType"]; typ != "individual" {
+		t.Errorf("a level without applicantType is %v", typ)
+	}
 	// A required company field that the level does not collect says how
 	// to mend it.
 	bad := in.expect(400, "POST", "/v1/levels", map[string]any{"name": "k", "applicantType": "company", "steps": []map[string]any{{"kind": "company_docs"}},
