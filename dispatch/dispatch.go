@@ -644,7 +644,7 @@ func (d *Dispatcher) retryAt(n int, res result) time.Time {
 	delay := d.cfg.RetryDelays[min(max(n, 1)-1, len(d.cfg.RetryDelays)-1)]
 	delay = time.Duration(float64(delay) * (1 + d.cfg.Jitter()))
 	delay = max(delay, min(res.retryAfter, maxRetryAfter))
-	return res.end.Add(delay)
+	return res.End.Add(delay)
 }
 
 // Advance moves environment env's clock forward to target (SPEC §7, the

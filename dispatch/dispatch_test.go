@@ -57,7 +57,7 @@ func TestRetryAt(t *testing.T) {
 		{1, 0, 24 * time.Hour, time.Hour},
 	} {
 		jitter = c.jitter
-		got := d.retryAt(c.n, result{retryAfter: c.retryAfter, AttemptResult: storeResult(at), end: at})
+		got := d.retryAt(c.n, result{retryAfter: c.retryAfter, AttemptResult: storeResult(at)})
 		if (c.want == 0 && !got.IsZero()) || (c.want != 0 && got.Sub(at) != c.want) {
 			t.Errorf("n=%d jitter=%v retryAfter=%s: %v, want +%s", c.n, c.jitter, c.retryAfter, got, c.want)
 		}
@@ -65,7 +65,7 @@ func TestRetryAt(t *testing.T) {
 	// More attempts than delays: the last delay repeats.
 	d.cfg.MaxAttempts = 8
 	jitter = 0
-	if got := d.retryAt(7, result{AttemptResult: storeResult(at), end: at}); got.Sub(at) != 15*time.Minute {
+	if got := d.retryAt(7, result{AttemptResult: storeResult(at)}); got.Sub(at) != 15*time.Minute {
 		t.Errorf("attempt 7: +%s", got.Sub(at))
 	}
 }
@@ -86,4 +86,4 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
-func storeResult(at time.Time) store.AttemptResult { return store.AttemptResult{At: at} }
+func storeResult(at time.Time) store.AttemptResult { return store.AttemptResult{At: at, End: at} }

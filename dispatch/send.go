@@ -47,9 +47,6 @@ type sender struct {
 type result struct {
 	store.AttemptResult
 	retryAfter time.Duration // from a 429 or 503 answer
-	// end is when the attempt ended (failed, or its answer was read) on
-	// the environment's clock: the next attempt is due a delay after it.
-	end time.Time
 }
 
 func newSender(cfg Config, policy urlpolicy.Policy) *sender {
@@ -123,7 +120,7 @@ func (s *sender) send(env store.Env, task *store.DeliveryTask) (res result) {
 	// The attempt is recorded at its start (At); its retry counts from its
 	// end, read on the same clock: in the sandbox, the test clock runs on
 	// while an attempt waits for its receiver, as real time does.
-	defer func() { res.end = s.cfg.EnvNow(env).UTC() }()
+	defer func() { res.End = s.cfg.EnvNow(env).UTC() }()
 	if task.URL == "" {
 		res.Error = "no destination is configured for " + task.Destination + " events"
 		return res

@@ -702,3 +702,31 @@ func TestStandardWebhooksLibraryVerifies(t *testing.T) {
 		}
 	})
 }
+
+// TestDeliveredAtIsWhenTheAnswerArrived: a delivery is delivered when the
+// receiver answers 2xx (seed 001 §3), not when the attempt began; a slow
+// receiver shows the difference. The attempt and lastAttemptAt keep its
+// start.
+func TestDeliveredAtIsWhenTheAnswerArrived(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc := handlerReceiver(t, in.Clock, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		in.Clock.Advance(3 * time.Second) // the receiver takes 3 s of the test clock
+		w.WriteHeader(http.StatusOK)
+	})
+	in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc.URL})
+	id := in.testEvent()
+	rc.next(t)
+	d := in.waitDelivery(id, "delivered", 1)
+	began := d.Attempts[0].AttemptedAt
+	if d.LastAttemptAt == nil || *d.LastAttemptAt != began || d.DeliveredAt == nil {
+		t.Fatalf("delivery %+v", d)
+	}
+	start, err := time.Parse(time.RFC3339, began)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := store.At(start.Add(3 * time.Second)).String(); *d.DeliveredAt != want {
+		t.Errorf("deliveredAt %s, want %s: the attempt began at %s and its answer came 3 s later", *d.DeliveredAt, want, began)
+	}
+}

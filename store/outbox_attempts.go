@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // The dispatcher's side of the outbox: what one attempt of a claimed
 // delivery needs (DeliveryTask, read when Due claims the job) and the record
@@ -71,9 +74,13 @@ type AttemptResult struct {
 	ResponseBody *string
 	Error        string // why it failed; "" on success
 	Duration     time.Duration
-	At           time.Time
-	Success      bool
-	RetryAt      time.Time // failed: when the next attempt is due; zero makes the delivery dead
+	At           time.Time // when it began, on the environment's clock
+	// End is when it ended (failed, or its answer was read) on the same
+	// clock: a retry is due a delay after it, and a delivery is delivered
+	// at it. Zero: At.
+	End     time.Time
+	Success bool
+	RetryAt time.Time // failed: when the next attempt is due; zero makes the delivery dead
 	// NextClaimed: the dispatcher already runs the next first attempt of
 	// the job's entity (NextFirst), so scheduling it needs no wake-up.
 	NextClaimed bool
@@ -118,7 +125,8 @@ func (s *Store) RecordAttempt(j Job, r AttemptResult) (string, error) {
 		}
 		switch {
 		case r.Success:
-			d.Status, d.DeliveredAt, d.LastError = DeliveryDelivered, a.AttemptedAt, nil
+			// Delivered when the receiver's 2xx arrived (seed 001 §3).
+			d.Status, d.DeliveredAt, d.LastError = DeliveryDelivered, At(cmp.Or(r.End, r.At)), nil
 			if !current {
 				if err := t.unschedule(d.ScheduleKey); err != nil {
 					return err
