@@ -624,6 +624,8 @@ func TestReviewHistory(t *testing.T) {
 		for q, want := range map[string]int{
 			"2026-11-21T05:01:00+00:00": 12, "2026-11-21T06:01:00+01:00": 12, "2026-11-21T05:01:00": 12,
 			"2026-11-21": 249, "2026-11-22": 0,
+			// RFC 3339 §5.6: "t" and "z" in lower case, a space for the "T".
+			"2026-11-21t05:01:00.000z": 12, "2026-11-21%2005:01:00Z": 12,
 		} {
 			if p = get("?since=" + q); p.TotalItems != want {
 				t.Errorf("since=%s: total %d, want %d", q, p.TotalItems, want)

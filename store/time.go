@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"time"
 )
 
@@ -78,8 +79,15 @@ func jsonKind(b []byte) string {
 // ParseTime parses an ISO 8601 timestamp, the one rule for every time the
 // API takes (since, until, the sandbox clock's to): RFC 3339 with or
 // without fraction, also without seconds; without an offset it is UTC; a
-// plain date is its midnight UTC.
+// plain date is its midnight UTC. The "T" and the "Z" may be written in
+// lower case, and the "T" as a space, as RFC 3339 §5.6 allows.
 func ParseTime(s string) (time.Time, bool) {
+	if len(s) > 10 && (s[10] == 't' || s[10] == ' ') {
+		s = s[:10] + "T" + s[11:]
+	}
+	if strings.HasSuffix(s, "z") {
+		s = s[:len(s)-1] + "Z"
+	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04Z07:00",
 		"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
 		if v, err := time.Parse(layout, s); err == nil {
