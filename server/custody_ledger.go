@@ -34,6 +34,15 @@ func decodeIdem(r *request, v any) (store.Idem, error) {
 	return idem(r, b), wire.DecodeBytes(b, v)
 }
 
+// canonical writes each id given in a body as store.CanonicalID has it.
+func canonical(ids ...*string) {
+	for _, id := range ids {
+		if id != nil {
+			*id = store.CanonicalID(*id)
+		}
+	}
+}
+
 func (s *Server) listAssets(w http.ResponseWriter, r *request) error {
 	p, err := wire.Page(r.Request)
 	if err != nil {
@@ -105,7 +114,7 @@ func (s *Server) listVaults(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) getVault(w http.ResponseWriter, r *request) error {
-	v, err := s.store.Vault(r.env, r.params.ByName("id"))
+	v, err := s.store.Vault(r.env, r.id())
 	if err != nil {
 		return err
 	}
@@ -119,7 +128,7 @@ func (s *Server) createWallet(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	wl, err := s.store.CreateWallet(r.env, r.params.ByName("id"), in, key)
+	wl, err := s.store.CreateWallet(r.env, r.id(), in, key)
 	if err != nil {
 		return err
 	}
@@ -133,7 +142,7 @@ func (s *Server) listWallets(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	items, next, err := s.store.VaultWallets(r.env, r.params.ByName("id"), p)
+	items, next, err := s.store.VaultWallets(r.env, r.id(), p)
 	if err != nil {
 		return err
 	}
@@ -142,7 +151,7 @@ func (s *Server) listWallets(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) getWallet(w http.ResponseWriter, r *request) error {
-	wl, err := s.store.Wallet(r.env, r.params.ByName("id"))
+	wl, err := s.store.Wallet(r.env, r.id())
 	if err != nil {
 		return err
 	}
@@ -151,7 +160,7 @@ func (s *Server) getWallet(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) getBalance(w http.ResponseWriter, r *request) error {
-	b, err := s.store.WalletBalance(r.env, r.params.ByName("id"))
+	b, err := s.store.WalletBalance(r.env, r.id())
 	if err != nil {
 		return err
 	}
@@ -165,6 +174,7 @@ func (s *Server) createTransaction(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	canonical(in.SourceWalletID, in.DestinationWalletID)
 	x, rec, err := s.store.CreateTransactionJSON(r.env, in, key)
 	if err != nil {
 		return err
@@ -183,6 +193,7 @@ func (s *Server) createDeposit(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	canonical(in.WalletID)
 	x, rec, err := s.store.CreateDepositJSON(r.env, in, key)
 	if err != nil {
 		return err
@@ -209,7 +220,8 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.TransactionFilter{VaultID: q.Get("vaultId"), Status: q.Get("status"), Type: q.Get("type"), WalletID: q.Get("walletId")}
+	f := store.TransactionFilter{VaultID: store.CanonicalID(q.Get("vaultId")), Status: q.Get("status"), Type: q.Get("type"),
+		WalletID: store.CanonicalID(q.Get("walletId"))}
 	items, next, err := s.store.Transactions(r.env, f, p)
 	if err != nil {
 		return err
@@ -221,7 +233,7 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *request) error {
 // getTransaction passes the stored record's bytes on unchanged: it is the
 // hottest read of the custody side.
 func (s *Server) getTransaction(w http.ResponseWriter, r *request) error {
-	b, err := s.store.TransactionJSON(r.env, r.params.ByName("id"))
+	b, err := s.store.TransactionJSON(r.env, r.id())
 	if err != nil {
 		return err
 	}
@@ -240,7 +252,7 @@ func (s *Server) advanceTransaction(w http.ResponseWriter, r *request) error {
 	if err := noBody(r); err != nil {
 		return err
 	}
-	x, err := s.store.AdvanceTransaction(r.env, r.params.ByName("id"))
+	x, err := s.store.AdvanceTransaction(r.env, r.id())
 	if err != nil {
 		return err
 	}
@@ -266,7 +278,7 @@ func (s *Server) failTransaction(w http.ResponseWriter, r *request) error {
 		}
 		reason = *in.Reason
 	}
-	x, err := s.store.FailTransaction(r.env, r.params.ByName("id"), reason)
+	x, err := s.store.FailTransaction(r.env, r.id(), reason)
 	if err != nil {
 		return err
 	}
@@ -278,7 +290,7 @@ func (s *Server) cancelTransaction(w http.ResponseWriter, r *request) error {
 	if err := noBody(r); err != nil {
 		return err
 	}
-	x, err := s.store.CancelTransaction(r.env, r.params.ByName("id"))
+	x, err := s.store.CancelTransaction(r.env, r.id())
 	if err != nil {
 		return err
 	}

@@ -1241,3 +1241,33 @@ func TestVaultWithoutExternalID(t *testing.T) {
 		t.Fatalf("GET transaction: vaultExternalId %#v", got["vaultExternalId"])
 	}
 }
+
+// TestUpperCaseIDs: a UUID's hex digits are case-insensitive on input (RFC
+// 9562 §4), so an id the service minted, sent back in upper case (as a SQL
+// Server uniqueidentifier column returns it), finds its record in a path,
+// a body and a list filter alike; a filter never answers an empty page for
+// it.
+func TestUpperCaseIDs(t *testing.T) {
+	t.Parallel()
+	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
+	rc := newReceiver(t, in.Clock, nil)
+	in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc.URL})
+	vault := in.vault("upper")
+	w := in.wallet(strings.ToUpper(vault), "BTC")
+	up := strings.ToUpper
+	var x struct{ TransactionID, WalletID string }
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": up(w.WalletID), "amount": "1"}).json(t, &x)
+	for _, path := range []string{"/vaults/" + up(vault), "/wallets/" + up(w.WalletID), "/wallets/" + up(w.WalletID) + "/balance",
+		"/vaults/" + up(vault) + "/wallets", "/transactions/" + up(x.TransactionID)} {
+		in.expect(200, "GET", path, nil)
+	}
+	for _, q := range []string{"?walletId=" + up(w.WalletID), "?vaultId=" + up(vault)} {
+		if n := len(in.expect(200, "GET", "/transactions"+q, nil).m(t)["items"].([]any)); n != 1 {
+			t.Errorf("GET /transactions%s: %d items, want the deposit", q, n)
+		}
+	}
+	in.expect(200, "POST", "/transactions/"+up(x.TransactionID)+"/advance", nil)
+	id := in.testEvent()
+	in.waitDelivery(id, "delivered", 1)
+	in.expect(200, "GET", "/webhooks/deliveries/"+up(id), nil)
+}

@@ -109,7 +109,7 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *request) error {
 		w.Header().Set("Allow", allow)
 		return store.Errorf(store.EMETHOD, "method_not_allowed", "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow)
 	}
-	d, err := s.store.Delivery(r.env, r.params.ByName("id"))
+	d, err := s.store.Delivery(r.env, r.id())
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *request) error {
 	if err := noBody(r); err != nil {
 		return err
 	}
-	d, err := s.store.RetryDelivery(r.env, r.params.ByName("id"))
+	d, err := s.store.RetryDelivery(r.env, r.id())
 	if err != nil {
 		return err
 	}

@@ -343,6 +343,10 @@ type request struct {
 	env    store.Env
 }
 
+// id is the path's :id, a UUID the service minted, in lower case
+// whichever case it was sent in (store.CanonicalID).
+func (r *request) id() string { return store.CanonicalID(r.params.ByName("id")) }
+
 // handlerFunc is an API handler; a returned error goes to writeError.
 type handlerFunc func(w http.ResponseWriter, r *request) error
 

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"strings"
+	"unicode"
 
 	"github.com/google/uuid"
 )
@@ -19,6 +21,21 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 func IsUUID(s string) bool {
 	_, err := uuid.Parse(s)
 	return err == nil && len(s) == 36
+}
+
+// CanonicalID returns id as the service keeps the UUIDs it mints, in lower
+// case, when id is a UUID written with upper-case hex digits: RFC 9562 §4
+// takes them in either case on input, and a partner's copy may come back
+// upper case (a SQL Server uniqueidentifier column's). Anything else is id
+// unchanged: a partner's own ids (externalUserId) keep their case.
+func CanonicalID(id string) string {
+	if len(id) != 36 || strings.IndexFunc(id, unicode.IsUpper) < 0 {
+		return id
+	}
+	if l := strings.ToLower(id); IsUUID(l) {
+		return l
+	}
+	return id
 }
 
 // randomToken returns n random bytes, URL-safe base64 without padding.
