@@ -41,6 +41,12 @@ func TestVerificationSessions(t *testing.T) {
 	if resp.StatusCode != 302 || resp.Header.Get("Location") != link.URL {
 		t.Errorf("short link: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
+	// A slash added to either link (a mail client's) leads to the link.
+	for _, link := range []string{"/l/" + link.ShortCode, "/sdk/" + link.Token} {
+		if resp := noRedirect(t, in.URL+link+"/"); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != link {
+			t.Errorf("%s/: %d %q, want 301 to the link", link, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
 	if resp := noRedirect(t, in.URL+"/l/nope"); resp.StatusCode != http.StatusGone {
 		t.Errorf("unknown short link: %d, want the 410 page of a link not found", resp.StatusCode)
 	}

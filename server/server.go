@@ -84,6 +84,12 @@ func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http
 	s.router.RedirectFixedPath = false
 	s.router.HandleMethodNotAllowed = true
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if to, ok := hostedLinkSlash(r); ok {
+			// A mail or chat client that added a slash to the link an
+			// applicant was sent still opens the page.
+			http.Redirect(w, r, to, http.StatusMovedPermanently)
+			return
+		}
 		s.captureUnrouted(w, r)
 		s.routeError(w, r, store.Errorf(store.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
 	})
@@ -198,6 +204,26 @@ func (s *Server) captureUnrouted(w http.ResponseWriter, r *http.Request) {
 	if cred, err := s.store.Authenticate(key, r.Header.Get("X-Api-Secret")); err == nil {
 		capture(w, r, cred)
 	}
+}
+
+// hostedLinkSlash returns the link an applicant is sent, a hosted page
+// (/sdk/{token}) or a short link (/l/{code}), when r asks for it with a
+// slash added, and true.
+func hostedLinkSlash(r *http.Request) (string, bool) {
+	p, ok := strings.CutSuffix(r.URL.Path, "/")
+	if !ok || r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return "", false
+	}
+	for _, prefix := range []string{"/sdk/", "/l/"} {
+		if rest, ok := strings.CutPrefix(p, prefix); ok && rest != "" && !strings.Contains(rest, "/") {
+			to := strings.TrimSuffix(r.URL.EscapedPath(), "/")
+			if r.URL.RawQuery != "" {
+				to += "?" + r.URL.RawQuery
+			}
+			return to, true
+		}
+	}
+	return "", false
 }
 
 // apiPath reports whether p, cleaned, lies outside the console's and the
