@@ -1153,3 +1153,22 @@ func TestConsoleCallbackSecretFromConfig(t *testing.T) {
 		t.Errorf("callback secret %q %v, want the configured one", s, err)
 	}
 }
+
+// TestConsoleDotIDs: "." and ".." are valid externalUserIds (SPEC §3.2);
+// the console's links to them escape the dots, so a browser, which
+// removes dot segments from a path, still opens the applicant.
+func TestConsoleDotIDs(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	b := in.operator()
+	for _, id := range []string{".", ".."} {
+		in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": id, "lastName": "Dots" + strconv.Itoa(len(id))})
+	}
+	list := b.page("/console/applicants")
+	for id, href := range map[string]string{".": "/console/applicants/%2E", "..": "/console/applicants/%2E%2E"} {
+		if !strings.Contains(list, `href="`+href+`"`) {
+			t.Errorf("the list does not link %q as %s", id, href)
+		}
+		b.page(href, "Dots"+strconv.Itoa(len(id)))
+	}
+}

@@ -458,7 +458,7 @@ func (c *Console) funcs() template.FuncMap {
 			return buf.String()
 		},
 		"fields":  recordFields,
-		"pathEsc": url.PathEscape,
+		"pathEsc": wire.PathSegment,
 		"query": func(base string, kv ...string) string {
 			q := url.Values{}
 			for i := 0; i+1 < len(kv); i += 2 {
