@@ -1358,6 +1358,27 @@ func TestBodyCutShort(t *testing.T) {
 	}
 }
 
+// TestBackupFailureIsAnError: when the server cannot take its copy of the
+// db (here its directory is gone, as a full or read-only disk would refuse
+// the temporary file), GET /v1/admin/backup answers a 5xx JSON error, never
+// a 200 with an empty body that a nightly `curl -f` takes for a backup.
+func TestBackupFailureIsAnError(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "db")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, func(o *options) { o.path = filepath.Join(dir, "complybox.db") })
+	k, s := in.credential(store.Sandbox, store.RoleAdmin)
+	if err := os.RemoveAll(dir); err != nil { // the open db lives on, unlinked
+		t.Fatal(err)
+	}
+	r := in.do("GET", "/v1/admin/backup", nil, "X-Api-Key", k, "X-Api-Secret", s)
+	if r.Status != http.StatusInternalServerError || r.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(r.Body), `"requestId"`) {
+		t.Errorf("backup without room for its copy: %d %s %q", r.Status, r.Header.Get("Content-Type"), r.Body)
+	}
+}
+
 // TestAPIAnswersAreNotStored: API answers carry secrets (a webhook signing
 // secret, session URLs, applicant data), so no cache or browser may keep
 // them: every JSON answer, success or error, says Cache-Control: no-store.

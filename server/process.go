@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -19,14 +20,22 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 
 // backup streams a consistent copy of the db (bbolt Tx.WriteTo).
 func (s *Server) backup(w http.ResponseWriter, r *request) error {
+	sent := false
 	err := s.store.Backup(w, func(size int64) {
+		sent = true
 		w.Header().Set("Content-Type", "application/octet-stream")
 		// The whole file: secrets' hashes, signing secrets, personal data.
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Content-Disposition", `attachment; filename="complybox-backup.db"`)
 		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	})
-	if err != nil {
+	switch {
+	case err != nil && !sent:
+		// The copy failed (the disk is full, the db's directory is not
+		// writable) before any header went out: a 5xx the client sees,
+		// never a 200 with an empty body.
+		return fmt.Errorf("backup: copying the db: %w", err)
+	case err != nil:
 		s.log.Error("backup", "err", err) // headers are gone: the client sees a short body
 	}
 	return nil
