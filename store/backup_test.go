@@ -86,3 +86,30 @@ func TestBackupHoldsNoTransactionWhileSending(t *testing.T) {
 		t.Errorf("the copy: %v", err)
 	}
 }
+
+// TestOpenRefusesAnEmptyFile: an existing file of no bytes (a backup that
+// failed into a redirected file) is not a db to restore: Open says so and
+// leaves it as it is, where bbolt would write a new, empty db into it and
+// the service would start with nothing. A file that does not exist still
+// becomes a new db.
+func TestOpenRefusesAnEmptyFile(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "restored.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := store.Open(empty, store.Options{}); err == nil || !strings.Contains(err.Error(), "empty") || !strings.Contains(err.Error(), empty) {
+		if st != nil {
+			st.Close()
+		}
+		t.Fatalf("Open of an empty file: %v", err)
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Fatalf("the empty file was written: %v %v", fi, err)
+	}
+	fresh := filepath.Join(t.TempDir(), "new.db")
+	st, err := store.Open(fresh, store.Options{})
+	if err != nil {
+		t.Fatalf("Open of a new path: %v", err)
+	}
+	st.Close()
+}

@@ -72,9 +72,7 @@ func openReadOnly(path string) (*bolt.DB, error) {
 		return nil, err
 	}
 	if fi.Size() == 0 {
-		// bbolt would write a new db into it, which a read-only open
-		// cannot ("bad file descriptor").
-		return nil, fmt.Errorf("open %s: the file is empty, not a complybox db", path)
+		return nil, errEmpty(path)
 	}
 	if err := shortFile(path); err != nil {
 		return nil, err
@@ -97,6 +95,15 @@ func damaged(path string, err *error) {
 	if p := recover(); p != nil {
 		*err = fmt.Errorf("open %s: the file is damaged (%v); restore it from a backup", path, p)
 	}
+}
+
+// errEmpty is the error of opening path, an existing file of no bytes.
+// bbolt would write a new db into it: a failed copy (a backup redirected
+// into a file while the db was in use) would turn into an empty service
+// without a word, and a read-only open cannot write ("bad file
+// descriptor"). Only a file that does not exist becomes a new db.
+func errEmpty(path string) error {
+	return fmt.Errorf("open %s: the file is empty, not a complybox db (a failed copy?): remove it to start a new db there, or restore a backup", path)
 }
 
 // shortFile returns an error naming path for a file shorter than its
