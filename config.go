@@ -827,8 +827,15 @@ func validPublicURL(raw string) error {
 	if err := validHTTPURL("public_url", raw); err != nil {
 		return err
 	}
-	if u, _ := url.Parse(raw); u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(raw, "#") {
+	u, _ := url.Parse(raw)
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(raw, "#") {
 		return configError("public_url", "%q must be a base URL without query or fragment: links append /sdk/… and /l/… to it", raw)
+	}
+	if strings.Trim(u.EscapedPath(), "/") != "" {
+		// The hosted pages, their assets and redirects, and the console
+		// live at the root of the host; a proxy under a prefix would
+		// break every one of their links.
+		return configError("public_url", "%q must name the root of a host, without a path: complybox serves its pages at the root (%s), so a proxy must give it a host (or a port) of its own", raw, "/sdk/…, /l/…, /console")
 	}
 	return nil
 }

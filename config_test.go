@@ -305,6 +305,9 @@ func TestValidate(t *testing.T) {
 		{"PublicURLFragment", `public_url = "https://kyc.example.com/base#top"`, "public_url"},
 		{"PublicURLBadPort", `public_url = "http://kyc.example.com:99999"`, "public_url"},
 		{"PublicURLCredentials", `public_url = "https://u:p@kyc.example.com"`, "public_url"},
+		// The pages and their links live at the root: a prefix would break
+		// every link a hosted page or the console makes.
+		{"PublicURLPath", `public_url = "https://partner.example.com/kyc"`, "public_url"},
 		{"CallbackURLBadPort", "[kyc]\ncallback_url = \"https://partner.example.com:99999/kyc\"", "kyc.callback_url"},
 		{"DBEmpty", `db = ""`, "db"},
 		{"CredentialNoSecret", "[[credentials]]\nkey = \"k\"", "credentials[0].secret"},
