@@ -141,6 +141,22 @@ func (a *app) withStore(f configFlags, mustExist bool, fn func(st *store.Store, 
 	return useStore(cfg, logger, fn)
 }
 
+// readStore runs fn on the db of f opened read-only (store.ReadOnly), for
+// the commands that only list: the file is neither written nor upgraded.
+// A db file that does not exist is not created: stderr names the path read
+// (a typo?) and that there are no what, and fn does not run.
+func (a *app) readStore(f configFlags, what string, stderr io.Writer, fn func(st *store.Store) error) error {
+	cfg, _, err := a.config(f, false)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(cfg.DB); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "complybox: the db file %s does not exist: no %s\n", cfg.DB, what)
+		return nil
+	}
+	return store.ReadOnly(cfg.DB, fn)
+}
+
 // useStore opens the db of cfg, runs fn and closes the db.
 func useStore(cfg Config, logger *slog.Logger, fn func(st *store.Store, cfg Config) error) (err error) {
 	st, err := store.Open(cfg.DB, store.Options{Logger: logger})

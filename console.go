@@ -82,7 +82,7 @@ func newConsoleUserListCmd(a *app) *cobra.Command {
 		Short: "List the operator accounts",
 		Args:  args(0, 0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withStore(f, false, func(st *store.Store, _ Config) error {
+			return a.readStore(f, "operators", cmd.ErrOrStderr(), func(st *store.Store) error {
 				users, err := st.ConsoleUsers()
 				if err != nil {
 					return err
@@ -115,7 +115,7 @@ func newConsoleUserRemoveCmd(a *app) *cobra.Command {
 		Short: "Remove an operator account and end its sessions (never the last admin)",
 		Args:  args(1, 1, "the operator's name"),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.withStore(f, false, func(st *store.Store, _ Config) error {
+			return a.withStore(f, true, func(st *store.Store, _ Config) error {
 				if err := st.RemoveConsoleUser(argv[0], store.ConsoleCLIActor); err != nil {
 					return err
 				}

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -75,17 +73,7 @@ func newCredentialsListCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "KEY\tENVIRONMENT\tROLE\tNAME\tCREATED\tREVOKED")
-			cfg, logger, err := a.config(f, false)
-			if err != nil {
-				return err
-			}
-			if _, err := os.Stat(cfg.DB); errors.Is(err, fs.ErrNotExist) {
-				// No db, no credentials; none is created, and the
-				// operator is told which path was read (a typo?).
-				fmt.Fprintf(cmd.ErrOrStderr(), "complybox: the db file %s does not exist: no credentials\n", cfg.DB)
-				return w.Flush()
-			}
-			return useStore(cfg, logger, func(st *store.Store, _ Config) error {
+			err := a.readStore(f, "credentials", cmd.ErrOrStderr(), func(st *store.Store) error {
 				creds, err := st.Credentials()
 				if err != nil {
 					return err
@@ -93,8 +81,12 @@ func newCredentialsListCmd(a *app) *cobra.Command {
 				for _, c := range creds {
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Key, c.Environment, c.Role, dash(c.Name), dash(c.CreatedAt.String()), dash(c.RevokedAt.String()))
 				}
-				return w.Flush()
+				return nil
 			})
+			if err != nil {
+				return err
+			}
+			return w.Flush()
 		},
 	}
 	addConfigFlags(cmd, &f)

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestCredentialsCommands(t *testing.T) {
@@ -156,5 +160,54 @@ func TestCredentialsListAndRevokeNeedTheDB(t *testing.T) {
 	mustRun(t, "credentials", "create", "--db", missing, "--env", "sandbox")
 	if _, err := os.Stat(missing); err != nil {
 		t.Fatalf("create made no db: %v", err)
+	}
+}
+
+// TestListCommandsOnlyRead: credentials list and console user list open
+// the db read-only: a kept backup of an older layout is listed without
+// being upgraded (an older binary could no longer open it), and the file
+// is the same byte for byte afterwards. Neither creates a missing db, and
+// console user remove refuses one.
+func TestListCommandsOnlyRead(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "kept.db")
+	mustRun(t, "credentials", "create", "--db", db, "--env", "sandbox", "--name", "kept")
+	if r := runWith(t, "long enough secret\n", nil, "console", "user", "add", "--db", db, "rita"); r.code != 0 {
+		t.Fatalf("console user add: %s", r.stderr)
+	}
+	older := binary.BigEndian.AppendUint64(nil, 8)
+	setMeta := func(v []byte) {
+		b, err := bolt.Open(db, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if err := b.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("layout"), v) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMeta(older)
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRun(t, "credentials", "list", "--db", db); !strings.Contains(out, "kept") {
+		t.Errorf("credentials list: %q", out)
+	}
+	if out := mustRun(t, "console", "user", "list", "--db", db); !strings.Contains(out, "rita") {
+		t.Errorf("console user list: %q", out)
+	}
+	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("listing changed the file (%v); an older layout must stay as it was", err)
+	}
+	missing := filepath.Join(t.TempDir(), "typo.db")
+	if r := runCmd(t, "console", "user", "list", "--db", missing); r.code != 0 || !strings.Contains(r.stderr, "typo.db does not exist") {
+		t.Errorf("console user list of a missing db: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := runCmd(t, "console", "user", "remove", "--db", missing, "rita"); r.code != 1 || !strings.Contains(r.stderr, "typo.db does not exist") {
+		t.Errorf("console user remove of a missing db: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("a console user command created the missing db")
 	}
 }

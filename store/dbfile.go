@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"time"
@@ -34,6 +35,29 @@ func BackupFile(path string, w io.Writer) (err error) {
 		_, err := tx.WriteTo(w)
 		return err
 	})
+}
+
+// ReadOnly runs fn on the db file at path opened read-only: fn may only
+// read (Credentials, ConsoleUsers). A listing then never writes the file
+// nor upgrades its layout, so a kept backup stays as it was and one on
+// read-only media can be listed. Returns ENOTFOUND when path does not
+// exist; a file of a later layout is refused as Open refuses it.
+func ReadOnly(path string, fn func(s *Store) error) (err error) {
+	defer damaged(path, &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	db, err := openReadOnly(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	layout, err := fileLayout(db)
+	if err == nil {
+		err = newerLayout(layout)
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	return fn(&Store{db: db, now: time.Now, log: slog.Default()})
 }
 
 // InUse returns an error naming path when another process holds the db
