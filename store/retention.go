@@ -149,16 +149,16 @@ func (t *txn) scheduleRetention(env Env, due time.Time) error {
 	return t.Bucket(bucketMeta).Put(retentionJobKey(env), key)
 }
 
-// ensureRetention schedules each environment's retention job when something
-// waits to be removed and no job is pending (a db upgraded to layout 2, or
-// to one job per environment): a few seeks at start-up, no scan.
+// ensureRetention makes each environment's retention job due by the time
+// its first waiting record becomes removable under the windows configured
+// now: it schedules one when none is pending (a db upgraded to layout 2,
+// or to one job per environment), and brings a pending one forward when
+// [retention] deliveries was shortened since it was scheduled, which would
+// otherwise wait out the old window. A few seeks at start-up, no scan.
 func (t *txn) ensureRetention() error {
 	for _, env := range Envs() {
-		if k := t.Bucket(bucketMeta).Get(retentionJobKey(env)); k != nil && t.schedOf(env).Get(k) != nil {
-			continue
-		}
 		if next, ok := t.nextRetention(env); ok {
-			if err := t.scheduleRetention(env, next); err != nil {
+			if err := t.retainBy(env, next); err != nil {
 				return err
 			}
 		}

@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -323,5 +325,43 @@ func TestRetentionLongWindow(t *testing.T) {
 				t.Errorf("%d events left, want %d (3)", n, events)
 			}
 		})
+	}
+}
+
+// TestRetentionWindowShortenedAtRestart: a process started with a shorter
+// [retention] deliveries removes what is older than the new window when it
+// is due, not when the job scheduled under the old window would have run
+// (up to 720 h later on an idle sandbox).
+func TestRetentionWindowShortenedAtRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "window.db")
+	clock := store.NewManualClock(testStart)
+	s, err := store.Open(path, store.Options{Now: clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := store.Sandbox
+	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Enqueue(env, store.DestCustody, "balance.updated", "balance", "w", nil); err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, err := s.Due(clock.Now(), 10, nil)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("due: %+v %v", jobs, err)
+	}
+	if _, err := s.RecordAttempt(jobs[0], store.AttemptResult{StatusCode: 200, At: clock.Now(), Success: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = mustOpen(t, path, store.Options{Now: clock.Now, Settings: store.Settings{Retention: store.RetentionSettings{Deliveries: time.Hour}}})
+	clock.Advance(2 * time.Hour)
+	if batches := runJobs(t, s, clock); batches != 1 {
+		t.Errorf("%d retention batches two hours on, want 1", batches)
+	}
+	if n := s.Count(env, "deliveries"); n != 0 {
+		t.Errorf("%d deliveries left past the new 1 h window", n)
 	}
 }
