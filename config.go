@@ -700,7 +700,14 @@ func (k KYCConfig) validate() error {
 		}
 	}
 	if k.SanctionsFile != "" {
-		if _, err := os.Stat(k.SanctionsFile); err != nil {
+		// Read now, as branding.logo is: a list that cannot be read would
+		// make every production screening "not_screened".
+		f, err := os.Open(k.SanctionsFile)
+		if err == nil {
+			_, err = f.Read(make([]byte, 1))
+			f.Close()
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
 			return configError("kyc.sanctions_file", "%v", err)
 		}
 	}

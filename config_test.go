@@ -332,6 +332,9 @@ func TestValidate(t *testing.T) {
 		{"BuiltinReplacedByOtherType", "[[levels]]\nname = \"basic-kyc-level\"\napplicant_type = \"company\"\nsteps = [{kind = \"aml\"}]", "kyc.default_individual_level"},
 		{"ReviewDelayNegative", "[kyc]\nreview_delay = \"-1s\"", "kyc.review_delay"},
 		{"SanctionsFileMissing", "[kyc]\nsanctions_file = \"/nonexistent/sanctions.txt\"", "kyc.sanctions_file"},
+		// A directory cannot be read as a list: every screening would say
+		// not_screened.
+		{"SanctionsFileDirectory", "[kyc]\nsanctions_file = \"/tmp\"", "kyc.sanctions_file"},
 		{"PollIntervalZero", "[dispatch]\npoll_interval = \"0s\"", "dispatch.poll_interval"},
 		// An idle server must not spin (1ns burnt more than a core).
 		{"PollIntervalTiny", "[dispatch]\npoll_interval = \"1ns\"", "dispatch.poll_interval"},
