@@ -138,6 +138,40 @@ func TestConfiguredCredentialStaysRevoked(t *testing.T) {
 	}
 }
 
+// TestConfiguredCredentialTakenOut: taking a credential out of the config
+// file does not revoke it (revoke does), so the next start says that it
+// still works and how to shut it out; a credential made with create is
+// never named.
+func TestConfiguredCredentialTakenOut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "complybox.db")
+	cfg := filepath.Join(dir, "complybox.toml")
+	if err := os.WriteFile(cfg, []byte("[[credentials]]\nkey = \"sbx_key_old\"\nsecret = \"sbx_secret_old\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, db, "--config", cfg)
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	created := regexp.MustCompile(`(?m)^key\s+(\S+)$`).FindStringSubmatch(mustRun(t, "credentials", "create", "--db", db, "--env", "sandbox"))
+	if err := os.WriteFile(cfg, []byte("[[credentials]]\nkey = \"sbx_key_new\"\nsecret = \"sbx_secret_new\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = startServe(t, db, "--config", cfg)
+	if status, _ := call(t, "GET", s.URL+"/webhooks/outbound", "sbx_key_old", "sbx_secret_old", nil); status != 200 {
+		t.Fatalf("the key taken out of the file: status %d (it is not revoked)", status)
+	}
+	logs := s.logs.String()
+	if !strings.Contains(logs, "credential sbx_key_old came from the config file and is no longer in it") ||
+		!strings.Contains(logs, "complybox credentials revoke sbx_key_old") {
+		t.Errorf("no warning about the configured key taken out; logs:\n%s", logs)
+	}
+	if created == nil || strings.Contains(logs, "credential "+created[1]+" came from") || strings.Contains(logs, "sbx_key_new came from") {
+		t.Errorf("a created or still configured key is named; logs:\n%s", logs)
+	}
+}
+
 // TestCredentialsListAndRevokeNeedTheDB: list and revoke of a db path that
 // names no file create nothing (a typo would otherwise leave a new db
 // behind): list shows no credentials and says on stderr which file it did

@@ -243,14 +243,24 @@ func applyCredentials(st *store.Store, creds []CredentialConfig, stdout io.Write
 			logger.Warn(fmt.Sprintf("config: credentials[%d] (key %s) was revoked and stays revoked: its calls answer 401; give the configured credential a new key", i, c.Key))
 		}
 	}
-	if len(creds) > 0 {
-		return nil
-	}
 	existing, err := st.Credentials()
 	if err != nil {
 		return err
 	}
-	if len(existing) > 0 {
+	// A configured key taken out of the file still works: removing it
+	// from the file is not revoking it, which an operator replacing a
+	// leaked key must be told.
+	named := map[string]bool{}
+	for _, c := range creds {
+		named[c.Key] = true
+	}
+	for _, c := range existing {
+		if c.Configured && c.RevokedAt.IsZero() && !named[c.Key] {
+			logger.Warn(fmt.Sprintf("credential %s came from the config file and is no longer in it, but it still works: "+
+				"revoke it with `complybox credentials revoke %s` if it must stop", c.Key, c.Key))
+		}
+	}
+	if len(creds) > 0 || len(existing) > 0 {
 		return nil
 	}
 	c, secret, err := st.CreateCredential(store.Sandbox, store.RolePartner, "first-run")

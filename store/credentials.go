@@ -27,7 +27,10 @@ type Credential struct {
 	Role        string `json:"role"`
 	CreatedAt   Time   `json:"createdAt"`
 	RevokedAt   Time   `json:"revokedAt"`
-	SecretHash  string `json:"-"`
+	// Configured: the credential came from the configuration's
+	// [[credentials]] (EnsureCredential), not from create.
+	Configured bool   `json:"configured,omitempty"`
+	SecretHash string `json:"-"`
 }
 
 type diskCredential struct {
@@ -105,14 +108,14 @@ func (s *Store) EnsureCredential(key, secret string, env Env, role, name string)
 	}
 	defer s.creds.invalidate()
 	err = s.update(func(t *txn) error {
-		c := Credential{Key: key, Name: name, Environment: env, Role: role, SecretHash: hashSecret(secret), CreatedAt: At(t.now)}
+		c := Credential{Key: key, Name: name, Environment: env, Role: role, SecretHash: hashSecret(secret), CreatedAt: At(t.now), Configured: true}
 		if b := t.Bucket(bucketCredentials).Get([]byte(key)); b != nil {
 			old, err := unmarshalCredential(b)
 			if err != nil {
 				return err
 			}
 			revoked = !old.RevokedAt.IsZero()
-			if old.SecretHash == c.SecretHash && old.Role == role && old.Environment == env {
+			if old.SecretHash == c.SecretHash && old.Role == role && old.Environment == env && old.Configured {
 				return nil
 			}
 			c.CreatedAt, c.RevokedAt = old.CreatedAt, old.RevokedAt
