@@ -450,6 +450,22 @@ func TestUboClosedCompanyReportsAChangedVerdict(t *testing.T) {
 	if h := in.historyTypes("flip"); !slices.Equal(h[:3], want) {
 		t.Errorf("company history %v, want it to begin with %v", h, want)
 	}
+	// A child reset withdraws the company's verdict: the review history
+	// says so too, not only applicantPending, so its newest verdict entry
+	// no longer stands unanswered.
+	in.expect(200, "POST", "/v1/applicants/flip.ubo.1/reset", nil)
+	wantStatus(t, in.status("flip"), "in_review", nil, nil, 1)
+	var page struct {
+		Items []struct {
+			EventType string
+			Details   map[string]any
+		}
+	}
+	in.expect(200, "GET", "/v1/applicants/flip/review-history?limit=1", nil).json(t, &page)
+	if len(page.Items) != 1 || page.Items[0].EventType != "applicant.updated" || page.Items[0].Details["action"] != "review.reopened" ||
+		page.Items[0].Details["previousReviewAnswer"] != "GREEN" {
+		t.Errorf("newest company history entry after the child's reset: %+v, want applicant.updated review.reopened", page.Items)
+	}
 }
 
 func TestUboLinkExpiry(t *testing.T) {

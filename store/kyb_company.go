@@ -160,7 +160,13 @@ func (t *txn) saveCompany(env Env, a *diskApplicant) error {
 	if was.closed() && !a.Review.closed() {
 		// Reopened (a row added, a child reset or its link regenerated):
 		// the verdict the partner holds is withdrawn until it closes
-		// again; applicantPending says so.
+		// again; applicantPending says so, and so does the review
+		// history, whose newest verdict would otherwise still stand.
+		if err := t.appendHistory(env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSystem, Details: map[string]any{
+			"action": "review.reopened", "previousReviewAnswer": was.ReviewAnswer, "reviewStatus": a.Review.ReviewStatus,
+		}}); err != nil {
+			return err
+		}
 		return t.event(env, a, "applicantPending", map[string]any{"attempt": a.Attempt})
 	}
 	if !a.Review.closed() || (was.closed() && sameVerdict(was, a.Review)) {
