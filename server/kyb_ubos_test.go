@@ -1191,3 +1191,25 @@ func TestChildOfALongParentID(t *testing.T) {
 		t.Errorf("a new 106-character id: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestUboSessionCannotReopenAnApprovedCompany: once a company is approved,
+// its hosted page takes nothing, a beneficial-owner row included, as its
+// state's acceptsData says: whoever still holds the link cannot withdraw
+// the approval. The partner's own POST …/ubos still reopens it (SPEC §3.6).
+func TestUboSessionCannotReopenAnApprovedCompany(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("ok1", "Acme")
+	token := in.sdkSession("ok1", nil)
+	in.submitCompany("ok1", 70)
+	in.waitReviewStatus("ok1", "completed")
+	wantStatus(t, in.status("ok1"), "completed", "GREEN", nil, 1)
+	r := in.sdkAPI("POST", "/api/v1/sdk/ubos", token, `{"fullName":"Late Owner","dateOfBirth":"1970-01-01","ownershipPercent":100,"roles":["ubo"]}`)
+	wantStatusCode(t, r, 409, "a row from the page of an approved company")
+	if code, _ := errField(t, r); code != "review_completed" {
+		t.Errorf("code %s, want review_completed", code)
+	}
+	wantStatus(t, in.status("ok1"), "completed", "GREEN", nil, 1)
+	in.expect(201, "POST", "/v1/applicants/ok1/ubos", map[string]any{"fullName": "Late Owner", "dateOfBirth": "1970-01-01", "ownershipPercent": 100, "roles": []string{"ubo"}})
+	wantStatus(t, in.status("ok1"), "in_review", nil, nil, 1)
+}

@@ -401,7 +401,16 @@ func (s *Store) SDKAddUbo(token string, in UboInput) (SDKUboAdded, error) {
 			return &Error{Code: EINVALID, Reason: "not_a_company",
 				Message: "this verification is for an individual; beneficial-owner rows exist only for companies"}
 		}
+		// Once the company was approved the page takes nothing, rows
+		// included, as every other write of the page: whoever still holds
+		// the link cannot withdraw an approval. A row the partner adds
+		// (POST /v1/applicants/{id}/ubos) still reopens it (§3.6), and
+		// while the company waits for its owners a row only adds one more
+		// owner to verify, so the page takes it then.
 		if err := a.acceptsData(); err != nil {
+			return err
+		}
+		if err := a.approved(); err != nil {
 			return err
 		}
 		i, same, err := a.repeatedUbo(in, t.now)

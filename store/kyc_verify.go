@@ -122,17 +122,25 @@ func (a *diskApplicant) acceptsData() error {
 // (none to redo after a RETRY) and that waits for its beneficial owners'
 // verifications takes none, as it would close over data nobody reviewed
 // (SPEC §3.6). A company's beneficial-owner rows are not step data: one
-// added after the verdict reopens the company (§3.6), so adding a row does
-// not check this (acceptsData from the hosted UI, acceptsEdits from the
-// API).
+// the partner adds after the verdict reopens the company (§3.6, acceptsEdits),
+// and the hosted UI takes one until the company is approved (SDKAddUbo).
 func (a *diskApplicant) acceptsStepData() error {
 	if err := a.acceptsData(); err != nil {
 		return err
 	}
+	if err := a.approved(); err != nil {
+		return err
+	}
+	return a.waitsForOwners()
+}
+
+// approved returns ECONFLICT review_completed for an applicant approved
+// (GREEN), whose approval no new data may reopen.
+func (a *diskApplicant) approved() error {
 	if a.Review.ReviewStatus == ReviewCompleted && a.Review.ReviewAnswer == Green {
 		return Conflict("review_completed", "applicant %q was approved (GREEN); reset it to collect new data", a.ExternalID)
 	}
-	return a.waitsForOwners()
+	return nil
 }
 
 // waitsForOwners returns ECONFLICT review_in_progress for a company whose
