@@ -567,6 +567,27 @@ func TestRetryRerunsScreening(t *testing.T) {
 	wantStatus(t, prod(200, "POST", "/v1/applicants/p-r/verify", fullVerifyBody(t, 40)).m(t), "awaitingOperatorReview", nil, nil, 2)
 }
 
+// TestRetryOnAScreeningOnlyLevel: a RETRY on a level whose required steps
+// all take nothing from the applicant (screening only) is answered by the
+// next submission, which screens again (SPEC §3.3: a RETRY step goes back
+// to submitted, FINAL holds until reset); it never needs a reset, as FINAL
+// does.
+func TestRetryOnAScreeningOnlyLevel(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "screening-only", "steps": []map[string]any{{"kind": "aml"}}, "personalInfoFields": []string{"firstName", "lastName"}})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "so-1", "firstName": "Sam", "lastName": "Plain", "verificationLevelName": "screening-only"})
+	in.expect(200, "POST", "/v1/applicants/so-1/review", nil)
+	in.expect(200, "POST", "/v1/applicants/so-1/sandbox/review", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY", "rejectLabels": []string{"INCONSISTENT_PROFILE"}})
+	wantReviewed(t, rc.reviewed(t, secret), nil, "RED", "RETRY", "INCONSISTENT_PROFILE")
+	in.expect(200, "PATCH", "/v1/applicants/so-1", map[string]any{"lastName": "Fixed"})
+	in.expect(200, "POST", "/v1/applicants/so-1/review", nil)
+	in.advance(2 * time.Second)
+	wantReviewed(t, rc.reviewed(t, secret), nil, "GREEN", nil)
+	wantStatus(t, in.status("so-1"), "completed", "GREEN", nil, 2)
+}
+
 // TestMissingStepDataNamesStep: 409 missing_step_data names the step (or
 // company field) that holds the review back in error.field, as the
 // document says.

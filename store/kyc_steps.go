@@ -293,7 +293,11 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 				return Conflict("review_final", "step %s was rejected with FINAL; reset the applicant first", st.Kind)
 			}
 		case st.retry() && selfSupplied(st.Kind, l):
-			// runs again with the submission; not something new by itself
+			// Runs again with the submission: on a level whose required
+			// steps all take nothing from the applicant (screening only),
+			// it is what the submission brings, or a RETRY there could
+			// never be answered short of a reset.
+			something = true
 		case st.retry():
 			if !st.Optional {
 				return &Error{Code: ECONFLICT, Reason: "missing_step_data", Field: st.Kind,
