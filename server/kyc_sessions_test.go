@@ -210,3 +210,34 @@ func TestImageLimits(t *testing.T) {
 	in.expect(413, "POST", "/v1/applicants/big/documents", over)
 	in.expect(413, "PATCH", "/v1/applicants/big", `{"lastName":"`+strings.Repeat("A", 2<<20)+`"}`)
 }
+
+// TestLinkExpiryLeavesADecidedApplicant: a link that expires after the
+// applicant was approved changes nothing: steps expire only "before
+// submission" (SPEC §3.3), and a decided applicant has nothing left to
+// submit; an optional step without data stays pending, and the history
+// ends on the approval.
+func TestLinkExpiryLeavesADecidedApplicant(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "poa-optional", "steps": []map[string]any{{"kind": "identity_doc"}, {"kind": "selfie"}, {"kind": "poa", "optional": true}},
+		"personalInfoFields": []string{"firstName", "lastName"}})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "ex-green", "lastName": "Green", "verificationLevelName": "poa-optional"})
+	wantStatus(t, in.expect(200, "POST", "/v1/applicants/ex-green/verify", verifyBody(t, 31)).m(t), "completed", "GREEN", nil, 1)
+	in.advance(time.Minute) // the session is opened after the approval
+	in.expect(201, "POST", "/v1/applicants/ex-green/verification-sessions", map[string]any{"ttlSecs": 60})
+	before := in.historyTypes("ex-green")
+	// The test clock runs every job due on the way before it answers
+	// (SPEC §7), the link's expiry included.
+	var move struct{ Ran map[string]int }
+	in.expect(200, "POST", "/v1/sandbox/clock", map[string]any{"advanceBy": "2m"}).json(t, &move)
+	if move.Ran["expiry"] != 1 {
+		t.Fatalf("the move ran %v, want the link's expiry", move.Ran)
+	}
+	if st := in.stepStatuses("ex-green")["poa"]; st != "pending" && !strings.HasPrefix(st, "pending/") {
+		t.Errorf("optional poa %q after the link expired, want it pending as the approval left it", st)
+	}
+	if h := in.historyTypes("ex-green"); slices.Contains(h, "enrollment.expired:system") {
+		t.Errorf("history %v (before the expiry %v): an approved applicant's enrollment does not expire", h, before)
+	}
+	wantStatus(t, in.status("ex-green"), "completed", "GREEN", nil, 1)
+}

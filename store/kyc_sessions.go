@@ -247,9 +247,9 @@ func (s *Store) ShortLink(code string) (string, error) {
 }
 
 // expireSession runs when a session's link expires: if the applicant has
-// not submitted since the session began and holds no later live session,
-// its pending steps become expired (RED EXPIRED) and enrollment.expired is
-// recorded.
+// no final verdict, has not submitted since the session began and holds no
+// later live session, its pending steps become expired (RED EXPIRED) and
+// enrollment.expired is recorded.
 func (t *txn) expireSession(j Job) error {
 	x, ok, err := t.getSession(j.Env, j.ID)
 	if err != nil || !ok {
@@ -266,7 +266,11 @@ func (t *txn) expireSession(j Job) error {
 		}
 		return err
 	}
-	if a.erased() || !a.SubmittedAt.Before(x.CreatedAt.Time) || a.SessionEnd.After(x.ExpiresAt.Time) {
+	// A decided applicant (GREEN, or RED FINAL) has nothing left to
+	// submit, so nothing expires "before submission" (SPEC §3.3): a
+	// session opened after the verdict leaves its steps and history as the
+	// verdict left them, optional steps without data included.
+	if a.erased() || a.Review.terminal() || !a.SubmittedAt.Before(x.CreatedAt.Time) || a.SessionEnd.After(x.ExpiresAt.Time) {
 		return nil
 	}
 	expired := 0
