@@ -445,6 +445,11 @@ func TestUboClosedCompanyReportsAChangedVerdict(t *testing.T) {
 		wantReviewed(t, got["flip.ubo.1"], "flip", step.force["reviewAnswer"], step.force["reviewRejectType"], childLabels...)
 		wantReviewed(t, got["flip"], nil, step.answer, step.rejectType, step.labels...)
 		wantStatus(t, in.status("flip"), "completed", step.answer, step.rejectType, 1)
+		// The risk follows the verdict that closed: RED FINAL is high.
+		risk := map[any]string{"GREEN": "low", "RED": "high"}[step.answer]
+		if got := in.expect(200, "GET", "/v1/applicants/flip", nil).m(t)["riskLevel"]; got != risk {
+			t.Errorf("company closed %v %v: riskLevel %v, want %s", step.answer, step.rejectType, got, risk)
+		}
 	}
 	want := []string{"applicant.approved:system", "applicant.rejected:system", "applicant.approved:system"}
 	if h := in.historyTypes("flip"); !slices.Equal(h[:3], want) {

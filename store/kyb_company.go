@@ -175,6 +175,9 @@ func (t *txn) saveCompany(env Env, a *diskApplicant) error {
 	// The verdict closes now; its comment is the one its own steps carry
 	// (an operator's decision made while the children were still open).
 	a.Review.ReviewedAtUtc, a.Review.ModerationComment = At(t.now), NullString(a.stepsComment())
+	// The risk follows the verdict that closed, not the own steps' alone:
+	// a company closed RED FINAL over a rejected owner is high risk.
+	a.RiskLevel = Decision{ReviewAnswer: string(a.Review.ReviewAnswer), ReviewRejectType: string(a.Review.ReviewRejectType)}.risk()
 	if err := t.putApplicant(env, a); err != nil {
 		return err
 	}
