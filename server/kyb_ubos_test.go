@@ -1218,3 +1218,31 @@ func TestUboSessionCannotReopenAnApprovedCompany(t *testing.T) {
 	in.expect(201, "POST", "/v1/applicants/ok1/ubos", map[string]any{"fullName": "Late Owner", "dateOfBirth": "1970-01-01", "ownershipPercent": 100, "roles": []string{"ubo"}})
 	wantStatus(t, in.status("ok1"), "in_review", nil, nil, 1)
 }
+
+// TestUboNewLinkKeepsItsSettings: a regenerated or repeated link of a row
+// keeps the language, theme and returnUrl the partner set for the row's
+// last link, unless the call sets them anew: the German owner is not sent
+// an English page, and still goes back to the partner's page.
+func TestUboNewLinkKeepsItsSettings(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("keep", "Keep", map[string]any{"fullName": "Ed Owner", "dateOfBirth": "1970-01-01", "ownershipPercent": 50, "roles": []string{"ubo"}})
+	in.spawn(201, "keep", 0, map[string]any{"lang": "de", "theme": "dark", "returnUrl": "https://partner.example/child"})
+	state := func(token string) map[string]any {
+		t.Helper()
+		var m map[string]any
+		r := in.sdkAPI("GET", "/api/v1/sdk/state", token, "")
+		wantStatusCode(t, r, 200, "state")
+		r.json(t, &m)
+		return m
+	}
+	var regen struct{ SDKLink struct{ Token string } }
+	in.expect(200, "POST", "/v1/applicants/keep/ubos/0/regenerate-link", map[string]any{}).json(t, &regen)
+	if s := state(regen.SDKLink.Token); s["lang"] != "de" || s["theme"] != "dark" || s["returnUrl"] != "https://partner.example/child" {
+		t.Errorf("regenerated link: lang %v theme %v returnUrl %v, want those of the spawn", s["lang"], s["theme"], s["returnUrl"])
+	}
+	again := in.spawn(200, "keep", 0, map[string]any{"theme": "light"})
+	if s := state(again.SDKLink.Token); s["lang"] != "de" || s["theme"] != "light" || s["returnUrl"] != "https://partner.example/child" {
+		t.Errorf("repeated spawn with theme light: lang %v theme %v returnUrl %v", s["lang"], s["theme"], s["returnUrl"])
+	}
+}

@@ -443,7 +443,7 @@ func (s *Store) SpawnKYC(env Env, credKey, extID, index string, in LinkInput) (C
 		} else if c, err = t.spawnChild(env, p, i, in.LevelName); err != nil {
 			return err
 		}
-		x, err := t.mintChildLink(env, p, i, c, si, ttl, map[string]any{"uboIndex": i, "parentExternalUserId": p.ExternalID})
+		x, err := t.mintChildLink(env, p, i, c, t.keptLinkSettings(env, r, in, si), ttl, map[string]any{"uboIndex": i, "parentExternalUserId": p.ExternalID})
 		if err != nil {
 			return err
 		}
@@ -536,6 +536,32 @@ func (t *txn) spawnChild(env Env, p *diskApplicant, i int, levelName *string) (*
 // mintChildLink mints a hosted-UI session for child c of row i and puts it
 // on the row. Expired steps of the child go back to pending, as a new
 // session does for any applicant. The caller saves p.
+// keptLinkSettings returns si, the settings of a row's new link, with the
+// language, theme and returnUrl of the row's last link where the call (in)
+// left them out: a regenerated or repeated link goes on in the language
+// the owner was first written to, and back to the partner's page. A last
+// link retention removed leaves the defaults.
+func (t *txn) keptLinkSettings(env Env, r *uboRow, in LinkInput, si SessionInput) SessionInput {
+	_, token, ok := strings.Cut(r.LinkURL, "/sdk/")
+	if !ok {
+		return si
+	}
+	prev, found, err := t.getSession(env, token)
+	if err != nil || !found {
+		return si
+	}
+	if in.Lang == "" {
+		si.Lang = prev.Lang
+	}
+	if in.Theme == "" {
+		si.Theme = prev.Theme
+	}
+	if in.ReturnURL == "" {
+		si.ReturnURL = prev.ReturnURL
+	}
+	return si
+}
+
 func (t *txn) mintChildLink(env Env, p *diskApplicant, i int, c *diskApplicant, si SessionInput, ttl time.Duration, details map[string]any) (Session, error) {
 	if c.erased() {
 		return Session{}, Conflict("applicant_erased", "child applicant %q was erased", c.ExternalID)
@@ -614,7 +640,7 @@ func (s *Store) RegenerateLink(env Env, extID, index string, in LinkInput) (Chil
 				return err
 			}
 		}
-		x, err := t.mintChildLink(env, p, i, c, si, ttl, map[string]any{"uboIndex": i, "parentExternalUserId": p.ExternalID,
+		x, err := t.mintChildLink(env, p, i, c, t.keptLinkSettings(env, r, in, si), ttl, map[string]any{"uboIndex": i, "parentExternalUserId": p.ExternalID,
 			"regenerated": true})
 		if err != nil {
 			return err
