@@ -23,17 +23,12 @@ import (
 // upgraded or otherwise written first, so a backup taken before an upgrade
 // is of the old layout. path must not be in use. Returns ENOTFOUND when it
 // does not exist.
-func BackupFile(path string, w io.Writer) (err error) {
-	defer damaged(path, &err)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	db, err := openReadOnly(path)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return db.View(func(tx *bolt.Tx) error {
-		_, err := tx.WriteTo(w)
-		return err
+func BackupFile(path string, w io.Writer) error {
+	return readOnlyDB(path, func(db *bolt.DB) error {
+		return db.View(func(tx *bolt.Tx) error {
+			_, err := tx.WriteTo(w)
+			return err
+		})
 	})
 }
 
@@ -42,7 +37,22 @@ func BackupFile(path string, w io.Writer) (err error) {
 // nor upgrades its layout, so a kept backup stays as it was and one on
 // read-only media can be listed. Returns ENOTFOUND when path does not
 // exist; a file of a later layout is refused as Open refuses it.
-func ReadOnly(path string, fn func(s *Store) error) (err error) {
+func ReadOnly(path string, fn func(s *Store) error) error {
+	return readOnlyDB(path, func(db *bolt.DB) error {
+		layout, err := fileLayout(db)
+		if err == nil {
+			err = newerLayout(layout)
+		}
+		if err != nil {
+			return fmt.Errorf("open %s: %w", path, err)
+		}
+		return fn(&Store{db: db, now: time.Now, log: slog.Default()})
+	})
+}
+
+// readOnlyDB runs fn on the db file at path opened read-only (openReadOnly),
+// a fault on a damaged file turned into an error naming it.
+func readOnlyDB(path string, fn func(db *bolt.DB) error) (err error) {
 	defer damaged(path, &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	db, err := openReadOnly(path)
@@ -50,14 +60,7 @@ func ReadOnly(path string, fn func(s *Store) error) (err error) {
 		return err
 	}
 	defer db.Close()
-	layout, err := fileLayout(db)
-	if err == nil {
-		err = newerLayout(layout)
-	}
-	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	return fn(&Store{db: db, now: time.Now, log: slog.Default()})
+	return fn(db)
 }
 
 // InUse returns an error naming path when another process holds the db
