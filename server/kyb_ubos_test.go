@@ -1246,3 +1246,21 @@ func TestUboNewLinkKeepsItsSettings(t *testing.T) {
 		t.Errorf("repeated spawn with theme light: lang %v theme %v returnUrl %v", s["lang"], s["theme"], s["returnUrl"])
 	}
 }
+
+// TestUboRiskWhenTheCompanyClosesLast: a company whose owner was rejected
+// before its own review finished closes RED FINAL, and its riskLevel is
+// high, as in the other order (the risk follows the verdict that closed).
+func TestUboRiskWhenTheCompanyClosesLast(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("last", "Acme", map[string]any{"fullName": "Jane REJECT", "dateOfBirth": "1980-01-01", "ownershipPercent": 50, "roles": []string{"ubo"}})
+	in.spawn(201, "last", 0, nil)
+	in.expect(200, "POST", "/v1/applicants/last.ubo.1/verify", verifyBody(t, 41))
+	wantStatus(t, in.status("last.ubo.1"), "completed", "RED", "FINAL", 1)
+	in.submitCompany("last", 80)
+	in.waitReviewStatus("last", "completed")
+	wantStatus(t, in.status("last"), "completed", "RED", "FINAL", 1)
+	if risk := in.expect(200, "GET", "/v1/applicants/last", nil).m(t)["riskLevel"]; risk != "high" {
+		t.Errorf("company closed RED FINAL over a rejected owner: riskLevel %v, want high", risk)
+	}
+}

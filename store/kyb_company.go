@@ -177,7 +177,7 @@ func (t *txn) saveCompany(env Env, a *diskApplicant) error {
 	a.Review.ReviewedAtUtc, a.Review.ModerationComment = At(t.now), NullString(a.stepsComment())
 	// The risk follows the verdict that closed, not the own steps' alone:
 	// a company closed RED FINAL over a rejected owner is high risk.
-	a.RiskLevel = Decision{ReviewAnswer: string(a.Review.ReviewAnswer), ReviewRejectType: string(a.Review.ReviewRejectType)}.risk()
+	a.RiskLevel = a.Review.risk()
 	if err := t.putApplicant(env, a); err != nil {
 		return err
 	}

@@ -178,6 +178,10 @@ func (t *txn) verdict(env Env, a *diskApplicant, actor, comment string) error {
 		return t.save(env, a)
 	}
 	a.Review.ReviewedAtUtc, a.Review.ModerationComment = At(t.now), NullString(comment)
+	// The risk follows the verdict that closed, whichever path closed it:
+	// a company whose own review finishes after a rejected owner closes
+	// RED FINAL, high risk, whatever its own steps' answer was.
+	a.RiskLevel = a.Review.risk()
 	if err := t.save(env, a); err != nil {
 		return err
 	}
@@ -398,6 +402,11 @@ func (d Decision) apply(t *txn, st *Step) {
 		return
 	}
 	st.set(t.now, ReviewCompleted, Red, d.ReviewRejectType, append([]string{}, d.RejectLabels...), d.ModerationComment)
+}
+
+// risk is the riskLevel of a closed verdict.
+func (r Review) risk() string {
+	return Decision{ReviewAnswer: string(r.ReviewAnswer), ReviewRejectType: string(r.ReviewRejectType)}.risk()
 }
 
 func (d Decision) risk() string {
