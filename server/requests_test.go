@@ -258,7 +258,8 @@ func TestRequestLogUnrouted(t *testing.T) {
 	var anon struct{ Error struct{ RequestID string } }
 	doRequest(t, "DELETE", in.URL+"/vaults", nil, "X-Api-Key", in.Key, "X-Api-Secret", "wrong").json(t, &anon)
 	in.expect(404, "GET", "/v1/requests/"+anon.Error.RequestID, nil)
-	for _, path := range []string{"/l/abcdefghijklmnopqrstuvwx/x", "/sdk/some-session-token/nope", "/api/v1/sdk/nope", "/console/nope"} {
+	for _, path := range []string{"/l/abcdefghijklmnopqrstuvwx/x", "/sdk/some-session-token/nope", "/api/v1/sdk/nope", "/console/nope",
+		"/SDK/abcdefghijklmnopqrstuvwx", "/L/abcdefghijklmnopqrstuvwx", "/kyc/sdk/abcdefghijklmnopqrstuvwx", "/Console/x"} {
 		r := in.do("PATCH", path, nil)
 		if r.Status < 400 || r.Header.Get("X-Request-Id") == "" {
 			t.Fatalf("PATCH %s: %d, request id %q", path, r.Status, r.Header.Get("X-Request-Id"))

@@ -226,10 +226,15 @@ func hostedLinkSlash(r *http.Request) (string, bool) {
 	return "", false
 }
 
-// apiPath reports whether p, cleaned, lies outside the console's and the
-// hosted UI's paths (/console, /sdk…, /l/…, /api/v1/sdk/…).
+// apiPath reports whether p lies outside the console's and the hosted
+// UI's paths (/console, /sdk…, /l/…, /api/v1/sdk/…, cleaned, in any case)
+// and holds no segment the logs redact as a hosted page's token or a short
+// link's code (wire.RedactPath: /SDK/T, /prefix/sdk/T).
 func apiPath(p string) bool {
-	c := path.Clean("/" + p)
+	if wire.RedactPath(p) != p {
+		return false
+	}
+	c := strings.ToLower(path.Clean("/" + p))
 	for _, prefix := range []string{"/console", "/sdk", "/l/", "/api/v1/sdk"} {
 		if strings.HasPrefix(c, prefix) {
 			return false
