@@ -128,6 +128,7 @@ func (s *Server) createWallet(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	canonical(in.AssetID)
 	wl, err := s.store.CreateWallet(r.env, r.id(), in, key)
 	if err != nil {
 		return err

@@ -1270,4 +1270,13 @@ func TestUpperCaseIDs(t *testing.T) {
 	id := in.testEvent()
 	in.waitDelivery(id, "delivered", 1)
 	in.expect(200, "GET", "/webhooks/deliveries/"+up(id), nil)
+	// An asset id, and the console's pages of each record, alike.
+	var assets struct{ Items []struct{ ID, Symbol string } }
+	in.expect(200, "GET", "/assets", nil).json(t, &assets)
+	in.expect(201, "POST", "/vaults/"+vault+"/wallets", map[string]any{"assetId": up(assets.Items[0].ID)})
+	b := in.operator()
+	for _, path := range []string{"/console/vaults/" + up(vault), "/console/wallets/" + up(w.WalletID), "/console/transactions/" + up(x.TransactionID),
+		"/console/deliveries/" + up(id)} {
+		b.page(path)
+	}
 }

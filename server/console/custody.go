@@ -25,7 +25,7 @@ func (c *Console) Vaults(w http.ResponseWriter, r *Request) error {
 
 // Vault serves GET /console/vaults/:id with its wallets.
 func (c *Console) Vault(w http.ResponseWriter, r *Request) error {
-	id := r.params.ByName("id")
+	id := store.CanonicalID(r.params.ByName("id"))
 	v, err := c.store.Vault(r.env, id)
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func (c *Console) Vault(w http.ResponseWriter, r *Request) error {
 // Wallet serves GET /console/wallets/:id with its balance and latest
 // transactions.
 func (c *Console) Wallet(w http.ResponseWriter, r *Request) error {
-	id := r.params.ByName("id")
+	id := store.CanonicalID(r.params.ByName("id"))
 	wl, err := c.store.Wallet(r.env, id)
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func (c *Console) Transactions(w http.ResponseWriter, r *Request) error {
 
 // Transaction serves GET /console/transactions/:id.
 func (c *Console) Transaction(w http.ResponseWriter, r *Request) error {
-	tx, err := c.store.Transaction(r.env, r.params.ByName("id"))
+	tx, err := c.store.Transaction(r.env, store.CanonicalID(r.params.ByName("id")))
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func (c *Console) deliveriesPage(w http.ResponseWriter, r *Request, status int, 
 
 // Delivery serves GET /console/deliveries/:id.
 func (c *Console) Delivery(w http.ResponseWriter, r *Request) error {
-	d, err := c.store.Delivery(r.env, r.params.ByName("id"))
+	d, err := c.store.Delivery(r.env, store.CanonicalID(r.params.ByName("id")))
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (c *Console) Delivery(w http.ResponseWriter, r *Request) error {
 
 // RetryDelivery serves POST /console/deliveries/:id/retry.
 func (c *Console) RetryDelivery(w http.ResponseWriter, r *Request) error {
-	id := r.params.ByName("id")
+	id := store.CanonicalID(r.params.ByName("id"))
 	if _, err := c.store.RetryDelivery(r.env, id); err != nil {
 		return err
 	}
