@@ -1217,6 +1217,17 @@ func TestUboSessionCannotReopenAnApprovedCompany(t *testing.T) {
 	wantStatus(t, in.status("ok1"), "completed", "GREEN", nil, 1)
 	in.expect(201, "POST", "/v1/applicants/ok1/ubos", map[string]any{"fullName": "Late Owner", "dateOfBirth": "1970-01-01", "ownershipPercent": 100, "roles": []string{"ubo"}})
 	wantStatus(t, in.status("ok1"), "in_review", nil, nil, 1)
+	// The history tells it in order: the row, then the withdrawn verdict.
+	var page struct {
+		Items []struct {
+			EventType string
+			Details   map[string]any
+		}
+	}
+	in.expect(200, "GET", "/v1/applicants/ok1/review-history?limit=2", nil).json(t, &page)
+	if len(page.Items) != 2 || page.Items[0].Details["action"] != "review.reopened" || page.Items[1].Details["action"] != "ubo.added" {
+		t.Errorf("newest history %+v, want review.reopened after ubo.added", page.Items)
+	}
 }
 
 // TestUboNewLinkKeepsItsSettings: a regenerated or repeated link of a row

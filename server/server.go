@@ -138,7 +138,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		switch {
 		case err != nil:
-			// As ReadBody answers a body with a Content-Length cut short.
+			// As ReadBody answers a body with a Content-Length cut short,
+			// and in the request log as any refused call (captureUnrouted).
+			s.captureUnrouted(rec, r)
 			s.routeError(rec, r, store.Errorf(store.EINVALID, "bad_request", "could not read the request body: %v", err))
 			s.logRequest(r, rec, method, id, start)
 			return

@@ -425,12 +425,12 @@ func (s *Store) SDKAddUbo(token string, in UboInput) (SDKUboAdded, error) {
 		if err != nil {
 			return err
 		}
-		if err := t.saveCompany(x.Env, a); err != nil {
+		added = UboAdded{UboIndex: i, Row: a.Ubos[i].view(i)}
+		if err := t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSDK,
+			Details: map[string]any{"action": "ubo.added", "uboIndex": i, "roles": a.Ubos[i].Roles, "source": SourceSDK}}); err != nil {
 			return err
 		}
-		added = UboAdded{UboIndex: i, Row: a.Ubos[i].view(i)}
-		return t.appendHistory(x.Env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: ActorSDK,
-			Details: map[string]any{"action": "ubo.added", "uboIndex": i, "roles": a.Ubos[i].Roles, "source": SourceSDK}})
+		return t.saveCompany(x.Env, a)
 	})
 	if err != nil {
 		return SDKUboAdded{}, err

@@ -431,15 +431,16 @@ func (s *Store) AddUbo(env Env, extID string, in UboInput, source string, idem I
 		if err != nil {
 			return err
 		}
-		if err := t.saveCompany(env, a); err != nil {
-			return err
-		}
 		actor := ActorPartner
 		if source == SourceSDK {
 			actor = ActorSDK
 		}
+		// The row first, then what it does to the verdict (review.reopened).
 		if err := t.appendHistory(env, a.ID, HistoryEntry{EventType: "applicant.updated", ActorType: actor,
 			Details: map[string]any{"action": "ubo.added", "uboIndex": i, "roles": a.Ubos[i].Roles, "source": source}}); err != nil {
+			return err
+		}
+		if err := t.saveCompany(env, a); err != nil {
 			return err
 		}
 		out = UboAdded{UboIndex: i, Row: a.Ubos[i].view(i)}
