@@ -1155,8 +1155,10 @@ func TestConsoleCallbackSecretFromConfig(t *testing.T) {
 }
 
 // TestConsoleDotIDs: "." and ".." are valid externalUserIds (SPEC §3.2);
-// the console's links to them escape the dots, so a browser, which
-// removes dot segments from a path, still opens the applicant.
+// the console's links to them escape the dots, so a client that removes
+// dot segments from a path as RFC 3986 §5.2.4 says still opens the
+// applicant. (A browser's URL parser folds %2E%2E too: there the console
+// still cannot open them.)
 func TestConsoleDotIDs(t *testing.T) {
 	t.Parallel()
 	in := start(t)
@@ -1170,5 +1172,11 @@ func TestConsoleDotIDs(t *testing.T) {
 			t.Errorf("the list does not link %q as %s", id, href)
 		}
 		b.page(href, "Dots"+strconv.Itoa(len(id)))
+	}
+	// A refused decision's address, opened again, leads back to it too.
+	for id, href := range map[string]string{".": "/console/applicants/%2E", "..": "/console/applicants/%2E%2E"} {
+		if loc := b.get(href + "/decision").Header.Get("Location"); loc != href {
+			t.Errorf("the decision address of %q leads to %q, want %s", id, loc, href)
+		}
 	}
 }

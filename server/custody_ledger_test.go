@@ -1275,6 +1275,10 @@ func TestUpperCaseIDs(t *testing.T) {
 	in.expect(200, "GET", "/assets", nil).json(t, &assets)
 	in.expect(201, "POST", "/vaults/"+vault+"/wallets", map[string]any{"assetId": up(assets.Items[0].ID)})
 	b := in.operator()
+	// The console's transaction list filters alike.
+	if page := b.page("/console/transactions?walletId=" + up(w.WalletID)); !strings.Contains(page, x.TransactionID) {
+		t.Errorf("the console's list filtered by an upper-case walletId misses the deposit")
+	}
 	for _, path := range []string{"/console/vaults/" + up(vault), "/console/wallets/" + up(w.WalletID), "/console/transactions/" + up(x.TransactionID),
 		"/console/deliveries/" + up(id)} {
 		b.page(path)

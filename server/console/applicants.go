@@ -3,7 +3,6 @@ package console
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -264,7 +263,7 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 		}
 		return err
 	}
-	return redirect(w, r, "/console/applicants/"+url.PathEscape(id), "decided")
+	return redirect(w, r, "/console/applicants/"+wire.PathSegment(id), "decided")
 }
 
 // DecisionAddress serves GET /console/applicants/:id/decision: the address
@@ -272,7 +271,7 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 // answer), opened again or reloaded, leads to the applicant (303), not to
 // a 405.
 func (c *Console) DecisionAddress(w http.ResponseWriter, r *Request) error {
-	return redirect(w, r, "/console/applicants/"+url.PathEscape(r.params.ByName("id")), "")
+	return redirect(w, r, "/console/applicants/"+wire.PathSegment(r.params.ByName("id")), "")
 }
 
 // consoleAnswer reads the decision form's verdict: GREEN or RED, also

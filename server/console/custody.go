@@ -76,7 +76,8 @@ func (c *Console) Transactions(w http.ResponseWriter, r *Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.TransactionFilter{VaultID: q.Get("vaultId"), Status: q.Get("status"), Type: q.Get("type"), WalletID: q.Get("walletId")}
+	f := store.TransactionFilter{VaultID: store.CanonicalID(q.Get("vaultId")), Status: q.Get("status"), Type: q.Get("type"),
+		WalletID: store.CanonicalID(q.Get("walletId"))}
 	items, next, err := c.store.Transactions(r.env, f, p)
 	if err != nil {
 		return err
