@@ -203,10 +203,7 @@ func typeError(e *json.UnmarshalTypeError) error {
 		field = "body"
 	}
 	got := e.Value
-	t := e.Type
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+	t := target(e)
 	switch {
 	case t == reflect.TypeFor[store.Time]():
 		if v, ok := strings.CutPrefix(got, "string "); ok {
@@ -223,6 +220,15 @@ func typeError(e *json.UnmarshalTypeError) error {
 	return store.Invalid(field, "%s must be of type %s, not %s", field, jsonType(t.Kind()), got)
 }
 
+// target is the type e's value was to be decoded into, pointers followed.
+func target(e *json.UnmarshalTypeError) reflect.Type {
+	t := e.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
 // maxWholeNumbers bounds how many integers written with a fraction or an
 // exponent one body may hold: each costs decoding the body again.
 const maxWholeNumbers = 16
@@ -235,10 +241,7 @@ func wholeNumber(b []byte, err error) ([]byte, bool) {
 	if !errors.As(err, &e) {
 		return nil, false
 	}
-	t := e.Type
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+	t := target(e)
 	n, ok := strings.CutPrefix(e.Value, "number ")
 	if !ok || !isInteger(t.Kind()) || !strings.ContainsAny(n, ".eE") {
 		return nil, false
