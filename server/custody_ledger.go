@@ -60,8 +60,11 @@ func (s *Server) listAssets(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-// assetPageCursor marks an asset page cursor: the id of the last asset of
-// the previous page.
+// assetPageCursor marks an asset page cursor: the symbol of the last asset
+// of the previous page. Both environments list the same catalogue under
+// their own asset ids, so a symbol pages either (the cursor parameter's
+// description says so); an id, which cursors named before, still pages its
+// own environment.
 const assetPageCursor = "asset:"
 
 // assetPage is one page of the catalog in its own order (SPEC §2 lists).
@@ -69,8 +72,8 @@ func assetPage(all []store.Asset, p store.Page) ([]store.Asset, *string, error) 
 	from := 0
 	if p.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
-		id, ok := strings.CutPrefix(string(b), assetPageCursor)
-		i := slices.IndexFunc(all, func(a store.Asset) bool { return a.ID == id })
+		last, ok := strings.CutPrefix(string(b), assetPageCursor)
+		i := slices.IndexFunc(all, func(a store.Asset) bool { return a.Symbol == last || a.ID == last })
 		if err != nil || !ok || i < 0 {
 			return nil, nil, store.Invalid("cursor", "cursor is not one this service returned")
 		}
@@ -81,7 +84,7 @@ func assetPage(all []store.Asset, p store.Page) ([]store.Asset, *string, error) 
 		return items, nil, nil
 	}
 	items = items[:p.Limit]
-	next := base64.RawURLEncoding.EncodeToString([]byte(assetPageCursor + items[len(items)-1].ID))
+	next := base64.RawURLEncoding.EncodeToString([]byte(assetPageCursor + items[len(items)-1].Symbol))
 	return items, &next, nil
 }
 

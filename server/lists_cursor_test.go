@@ -131,6 +131,16 @@ func TestCursorBelongsToItsList(t *testing.T) {
 		in.refusesCursor(path, cursors[name], "a sandbox cursor", prod...)
 		in.refusesCursor(path, in.firstCursor(path, prod...), "a production cursor")
 	}
+	// Except /assets, whose catalogue both environments share (the cursor
+	// parameter's description): a sandbox cursor goes on from the same
+	// asset in production, though each environment has its own asset ids.
+	var prodAssets struct{ Items []struct{ Symbol string } }
+	in.expect(200, "GET", "/assets?cursor="+cursors["assets"], nil, prod...).json(t, &prodAssets)
+	var sbxAssets struct{ Items []struct{ Symbol string } }
+	in.expect(200, "GET", "/assets?cursor="+cursors["assets"], nil).json(t, &sbxAssets)
+	if len(sbxAssets.Items) == 0 || !slices.Equal(prodAssets.Items, sbxAssets.Items) {
+		t.Errorf("production assets after a sandbox cursor: %v, want %v", prodAssets.Items, sbxAssets.Items)
+	}
 
 	// A cursor of the 8-byte form handed out before: vault 3's cursor
 	// lists vaults 2 and 1.
