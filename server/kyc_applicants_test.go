@@ -841,6 +841,18 @@ func TestReviewHistoryReturnsAtMost200(t *testing.T) {
 	if first.Items[0].EventType != "applicant.monitoring_disabled" {
 		t.Errorf("newest first: %v", first.Items[0])
 	}
+	// Events added during a walk do not push the walk's own 200 out: its
+	// pages end with the oldest of the 200 newest when it began.
+	var mid, rest page
+	in.expect(200, "GET", "/v1/applicants/busy/review-history?limit=150", nil).json(t, &mid)
+	in.expect(200, "POST", "/v1/applicants/busy/monitoring", nil)
+	in.expect(200, "DELETE", "/v1/applicants/busy/monitoring", nil)
+	in.expect(200, "GET", "/v1/applicants/busy/review-history?limit=150&cursor="+*mid.NextCursor, nil).json(t, &rest)
+	walk := append(mid.Items, rest.Items...)
+	if len(walk) != 200 || walk[199] != second.Items[len(second.Items)-1] || rest.NextCursor != nil || rest.TotalItems != 213 {
+		t.Errorf("a walk with 2 events added between its pages: %d items ending %v, last cursor %v, totalItems %d; want the 200 it began with, ending %v, and 213",
+			len(walk), walk[len(walk)-1], rest.NextCursor, rest.TotalItems, second.Items[len(second.Items)-1])
+	}
 }
 
 // TestLivenessFramesOneByOne: frames added one at a time through

@@ -98,14 +98,18 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return HistoryPage{}, Invalid("limit", "limit must be an integer from 1 to %d", MaxLimit)
 	}
-	var after string
+	// A cursor names the entry the pages before ended with and the newest
+	// one the walk began with ("" in cursors of releases before), from
+	// which the 200 returnable ones count: events added during a walk do
+	// not push its own out.
+	var after, top string
 	if q.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		id, ok := strings.CutPrefix(string(b), historyCursorPrefix)
-		if err != nil || !ok || id == "" {
+		ids, ok := strings.CutPrefix(string(b), historyCursorPrefix)
+		after, top, _ = strings.Cut(ids, ",")
+		if err != nil || !ok || after == "" {
 			return HistoryPage{}, Invalid("cursor", "cursor is not one this service returned")
 		}
-		after = id
 	}
 	var out HistoryPage
 	err := s.viewIn(env, func(t *txn) error {
@@ -121,11 +125,13 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 		// The pages before ended with the cursor's entry: skip up to it,
 		// whatever the filters (a cursor is a position).
 		skipping := after != ""
+		ranked, rank := top == "", 0
 		for _, h := range all {
 			last := skipping && h.ID == after
 			if last {
 				skipping = false
 			}
+			ranked = ranked || h.ID == top || last
 			if h.Internal || !inList(historyEventTypes(), h.EventType) ||
 				(q.EventType != "" && h.EventType != q.EventType) || (!q.Since.IsZero() && h.AtUtc.Before(q.Since)) {
 				continue
@@ -134,14 +140,19 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 			// Only the newest maxHistoryReturned matching events are ever
 			// returned, over all pages (the seed: at most 200 events per
 			// applicant); totalItems still counts them all.
-			returnable := out.TotalItems <= maxHistoryReturned
+			if ranked {
+				rank++
+			}
 			switch {
 			case skipping || last:
-			case !returnable:
+			case rank > maxHistoryReturned:
 			case len(out.Items) < q.Limit:
 				out.Items = append(out.Items, h)
+				if top == "" {
+					top = h.ID
+				}
 			case out.NextCursor == nil:
-				cur := base64.RawURLEncoding.EncodeToString([]byte(historyCursorPrefix + out.Items[len(out.Items)-1].ID))
+				cur := base64.RawURLEncoding.EncodeToString([]byte(historyCursorPrefix + out.Items[len(out.Items)-1].ID + "," + top))
 				out.NextCursor = &cur
 			}
 		}
