@@ -55,6 +55,11 @@ func sameFile(a, b string) bool {
 // writeBackup writes the backup of the db at db to a temporary file beside
 // out and renames it into place, so out is never a partial copy.
 func writeBackup(db, out string) error {
+	unlock, err := lockOut(out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	tmp, err := createTempBeside(out, "backup")
 	if err != nil {
 		return err

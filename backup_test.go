@@ -79,6 +79,35 @@ func TestBackupCommand(t *testing.T) {
 			t.Fatalf("backup of an empty file: exit %d, stderr %q", r.code, r.stderr)
 		}
 	})
+	t.Run("ErrOutInUse", func(t *testing.T) {
+		// OUT naming a db a running server holds (the live file of the
+		// README's compaction steps, the next time round): renaming the
+		// copy over it leaves the server writing to a file no name
+		// reaches, and every write it acknowledges is lost at its next
+		// start. backup and compact refuse it and leave it alone.
+		live := filepath.Join(t.TempDir(), "live.db")
+		mustRun(t, "credentials", "create", "--db", live, "--env", "sandbox")
+		liveKeys := listKeys(t, live)
+		st, err := store.Open(live, store.Options{OpenTimeout: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"backup", "compact"} {
+			r := runCmd(t, cmd, "--db", db, live)
+			if r.code != 1 || !strings.Contains(r.stderr, "live.db is in use by another process") {
+				t.Errorf("%s onto a db in use: exit %d, stderr %q; want 1 naming it in use", cmd, r.code, r.stderr)
+			}
+		}
+		st.Close()
+		if got := listKeys(t, live); got != liveKeys {
+			t.Fatalf("the db in use holds %q after refused copies onto it, want %q", got, liveKeys)
+		}
+		// Once it is free, it may be replaced.
+		mustRun(t, "backup", "--db", db, live)
+		if got := listKeys(t, live); got != want {
+			t.Fatalf("backup onto a free file holds %q, want %q", got, want)
+		}
+	})
 	t.Run("ErrNoOut", func(t *testing.T) {
 		r := runCmd(t, "backup", "--db", db)
 		if r.code != 2 {

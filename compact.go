@@ -47,6 +47,11 @@ func newCompactCmd(a *app) *cobra.Command {
 // writeCompact compacts db into a temporary file beside out and renames it
 // into place, so out is never a partial copy. It returns both sizes.
 func writeCompact(db, out string) (before, after int64, err error) {
+	unlock, err := lockOut(out)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer unlock()
 	tmp, err := createTempBeside(out, "compact")
 	if err != nil {
 		return 0, 0, err

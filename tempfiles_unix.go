@@ -2,9 +2,38 @@
 
 package main
 
-import "syscall"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
 
 // processEnded reports whether no process with id pid exists.
 func processEnded(pid int) bool {
 	return syscall.Kill(pid, 0) == syscall.ESRCH
+}
+
+// lockOut takes the lock bbolt takes on a db file on out, when out exists,
+// and returns its release. A server (or any command) holding out as its db
+// makes it fail naming out: renaming a copy over a db in use leaves its
+// server writing to a file no name reaches, and every write it answers
+// afterwards is lost at its next start. Held until the copy is renamed
+// into place, it also keeps a server from opening out meanwhile.
+func lockOut(out string) (release func(), err error) {
+	f, err := os.Open(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("OUT %s is in use by another process (a running server's db?): stop it first, or choose another OUT", out)
+		}
+		return nil, fmt.Errorf("lock %s: %w", out, err)
+	}
+	return func() { f.Close() }, nil
 }
