@@ -71,8 +71,9 @@ type ClockTarget struct {
 // typo cannot push the sandbox past what timestamps can hold.
 const MaxClockMove = 10 * 365 * 24 * time.Hour
 
-// MaxClockYear bounds the sandbox clock: it never shows a time past the
-// start of that year (MaxClockTime). Time arithmetic in nanoseconds ends in
+// MaxClockYear bounds moves of the sandbox clock: none takes it past the
+// start of that year (MaxClockTime); only real time, which the clock runs
+// on with, does. Time arithmetic in nanoseconds ends in
 // April 2262 (time.Duration, UnixNano); the bound keeps the clock, and every
 // retry, expiry and window counted from it, well inside that.
 const MaxClockYear = 2200
