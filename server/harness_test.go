@@ -257,6 +257,9 @@ type bootOptions struct {
 	// test of contractCheck itself, and for a test that posts to paths the
 	// document does not have, on purpose).
 	unchecked bool
+	// wrap, when set, wraps the server's handler (a test that watches
+	// what leaves it).
+	wrap func(http.Handler) http.Handler
 }
 
 // boot starts an instance as start does, but it can leave the dispatcher
@@ -314,6 +317,9 @@ func boot(t testing.TB, mods ...func(*bootOptions)) *node {
 		}
 	}
 	var h http.Handler = server.New(st, d, server.Config{PublicURL: o.settings.PublicURL, Version: "test", Branding: o.branding, Quality: o.quality}, logger)
+	if o.wrap != nil {
+		h = o.wrap(h)
+	}
 	if *contractFlag && !o.unchecked {
 		h = contractCheck(t, h)
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // Request log (SPEC §7): every authenticated API call is recorded in the
-// Server's requestlog after it has been answered. Calls that fail
+// Server's requestlog as its answer ends, before the last bytes leave
+// (statusRecorder.record). Calls that fail
 // authentication are not: they belong to no environment, and a caller
 // without a credential must not be able to push a partner's entries out.
 

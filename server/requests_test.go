@@ -2,7 +2,12 @@ package server_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/complybox/complybox/store"
@@ -168,6 +173,69 @@ func TestRequestLog(t *testing.T) {
 	if strings.Contains(page, in.Secret) {
 		t.Fatal("the console shows the API secret")
 	}
+}
+
+// TestRequestLogHasACallBeforeItsAnswerEnds: a call is in the request log
+// before the last byte of its answer leaves, so a partner that looks it up
+// as soon as it has the answer finds it. (It was recorded after the
+// answer: a 20 KB list page sent in one write was 404 at
+// GET /v1/requests/{id} in about one lookup in 35.) The test looks the
+// call up from the writer its answer goes through, at the write that
+// completes its Content-Length.
+func TestRequestLogHasACallBeforeItsAnswerEnds(t *testing.T) {
+	t.Parallel()
+	var lookups []int
+	var mu sync.Mutex
+	var in *instance
+	in = boot(t, func(o *bootOptions) {
+		o.wrap = func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != "GET" || r.URL.Path != "/v1/applicants" {
+					h.ServeHTTP(w, r)
+					return
+				}
+				h.ServeHTTP(&lastWrite{ResponseWriter: w, last: func() {
+					look := httptest.NewRequest("GET", "/v1/requests/"+w.Header().Get("X-Request-Id"), nil)
+					look.Header.Set("X-Api-Key", in.Key)
+					look.Header.Set("X-Api-Secret", in.Secret)
+					got := httptest.NewRecorder()
+					h.ServeHTTP(got, look)
+					mu.Lock()
+					lookups = append(lookups, got.Code)
+					mu.Unlock()
+				}}, r)
+			})
+		}
+	}).instance
+	for i := range 30 {
+		in.createApplicant(fmt.Sprintf("page-%02d", i), "Green")
+	}
+	// Plain answers: a gzip answer's last bytes leave when the gzip
+	// stream closes, after the handler's.
+	in.expect(200, "GET", "/v1/applicants?limit=200", nil, "Accept-Encoding", "identity")
+	in.expect(400, "GET", "/v1/applicants?limit=201", nil, "Accept-Encoding", "identity")
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(lookups, []int{200, 200}) {
+		t.Errorf("GET /v1/requests/{id} when the last byte of the answer was written: %v, want 200 for the page and the error", lookups)
+	}
+}
+
+// lastWrite is a ResponseWriter that calls last before the write that
+// completes the answer's Content-Length.
+type lastWrite struct {
+	http.ResponseWriter
+	n    int64
+	last func()
+}
+
+func (w *lastWrite) Write(b []byte) (int, error) {
+	size, err := strconv.ParseInt(w.Header().Get("Content-Length"), 10, 64)
+	if err == nil && w.n < size && w.n+int64(len(b)) >= size {
+		w.last()
+	}
+	w.n += int64(len(b))
+	return w.ResponseWriter.Write(b)
 }
 
 // TestRequestLogKeepsShortBodies: a body that fits in 4 KiB is logged

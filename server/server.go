@@ -16,6 +16,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -130,6 +131,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = gz
 	}
 	rec := &statusRecorder{ResponseWriter: out, status: http.StatusOK, start: start}
+	rec.record = func() { s.recordRequest(rec, r, method, id) }
 	if r.ContentLength < 0 && limit == bodyLimit && takesBody(r) && r.Body != nil && r.Body != http.NoBody {
 		// A body of unknown length (chunked) is read here, up to the
 		// limit, as one with a Content-Length is judged: a handler that
@@ -254,8 +256,9 @@ func (s *Server) logRequest(r *http.Request, rec *statusRecorder, method, id str
 	if s.metrics != nil {
 		s.metrics.observe(rec.route, method, rec.status, time.Since(start))
 	}
-	if rec.logged {
-		s.recordRequest(rec, r, method, id)
+	if rec.logged && !rec.recorded {
+		rec.recorded = true
+		rec.record()
 	}
 }
 
@@ -351,6 +354,14 @@ type statusRecorder struct {
 	start  time.Time
 	route  string // the route pattern, "" when none matched
 	requestCapture
+	// record puts a logged call in the request log (set by ServeHTTP).
+	// The write that completes the answer's Content-Length calls it
+	// before it passes the bytes on, so that the entry is there by the
+	// time the client has the answer and looks for it; an answer of no
+	// declared length ends only after the handler, when ServeHTTP calls
+	// it. recorded: it was called.
+	record   func()
+	recorded bool
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -361,8 +372,19 @@ func (r *statusRecorder) WriteHeader(code int) {
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.logged {
 		r.keepResponse(b)
+		if !r.recorded && r.complete() {
+			r.recorded = true
+			r.record()
+		}
 	}
 	return r.ResponseWriter.Write(b)
+}
+
+// complete reports whether the answer's bytes so far reach its declared
+// Content-Length.
+func (r *statusRecorder) complete() bool {
+	size, err := strconv.ParseInt(r.Header().Get("Content-Length"), 10, 64)
+	return err == nil && r.respSize >= size
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
