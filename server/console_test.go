@@ -928,7 +928,7 @@ func TestConsoleRouteErrorsArePages(t *testing.T) {
 	}{
 		{"no page", b.get("/console/nothing"), http.StatusNotFound},
 		{"trailing slash", b.get("/console/applicants/"), http.StatusNotFound},
-		{"GET of a form's action", b.get("/console/settings/webhook"), http.StatusMethodNotAllowed},
+		{"a form posted to a page", b.submit("/console/vaults", url.Values{}), http.StatusMethodNotAllowed},
 		{"body over the limit", b.submit("/console/levels", url.Values{"level": {strings.Repeat("a", 1100000)}}), http.StatusRequestEntityTooLarge},
 	} {
 		expectStatus(t, c.what, c.r, c.want)
@@ -941,7 +941,7 @@ func TestConsoleRouteErrorsArePages(t *testing.T) {
 	if r := b.get("/console/nothing"); !strings.Contains(string(r.Body), `href="/console/applicants"`) || !strings.Contains(string(r.Body), "<strong>production</strong>") {
 		t.Errorf("the 404 page of a logged-in operator lacks the navigation or the environment: %s", r.Body)
 	}
-	if r := b.get("/console/settings/webhook"); !strings.Contains(r.Header.Get("Allow"), "POST") {
+	if r := b.submit("/console/vaults", url.Values{}); !strings.Contains(r.Header.Get("Allow"), "GET") {
 		t.Errorf("405 page without Allow: %q", r.Header.Get("Allow"))
 	}
 	if code, _ := errField(t, in.expect(404, "GET", "/v1/nothing", nil)); code != "route_not_found" {
@@ -1178,5 +1178,56 @@ func TestConsoleDotIDs(t *testing.T) {
 		if loc := b.get(href + "/decision").Header.Get("Location"); loc != href {
 			t.Errorf("the decision address of %q leads to %q, want %s", id, loc, href)
 		}
+	}
+}
+
+// TestConsoleFormAddressesOpenTheirPage: a refused form leaves its
+// address in the bar (a POST-only route); opened again (a reload, Enter, a
+// restored tab, the environment switch's way back) it shows the page the
+// form is on, never a 405. Every POST route of the console of routes.go
+// without a GET of its own is tried.
+func TestConsoleFormAddressesOpenTheirPage(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	b := in.operator()
+	b.page("/console")
+	gets := map[string]bool{}
+	for _, rt := range sweepRoutes(t) {
+		if rt.guard == "console" && rt.method == "GET" {
+			gets[rt.path] = true
+		}
+	}
+	params := strings.NewReplacer(":id", "some-id", ":key", "some-key", ":name", "some-name")
+	tried := 0
+	for _, rt := range sweepRoutes(t) {
+		if rt.guard != "console" || rt.method != "POST" || rt.path == "/console/login" {
+			continue
+		}
+		if !gets[rt.path] {
+			t.Errorf("POST %s has no GET route: opened again, its address is a 405", rt.path)
+			continue
+		}
+		tried++
+		path := params.Replace(rt.path)
+		r := b.get(path)
+		if r.Status == http.StatusOK || r.Status == http.StatusNotFound {
+			continue // a page of its own (levels, credentials, the clock)
+		}
+		to := r.Header.Get("Location")
+		if r.Status != http.StatusSeeOther || !strings.HasPrefix(to, "/console") {
+			t.Errorf("GET %s: %d to %q, want the page or a 303 to the form's page", path, r.Status, to)
+			continue
+		}
+		if page := b.get(to); page.Status != http.StatusOK && page.Status != http.StatusNotFound {
+			t.Errorf("GET %s leads to %s: %d", path, to, page.Status)
+		}
+	}
+	if tried < 15 {
+		t.Errorf("tried %d form addresses, want every POST-only one", tried)
+	}
+	// The switch of environment from a refused bulk retry's page goes
+	// back to the deliveries.
+	if to := b.get("/console/retry-deliveries?ok=env").Header.Get("Location"); !strings.HasPrefix(to, "/console/deliveries") {
+		t.Errorf("the bulk retry's address leads to %q, want the deliveries", to)
 	}
 }

@@ -266,14 +266,6 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 	return redirect(w, r, "/console/applicants/"+wire.PathSegment(id), "decided")
 }
 
-// DecisionAddress serves GET /console/applicants/:id/decision: the address
-// a refused decision leaves in the browser's bar (the page is the POST's
-// answer), opened again or reloaded, leads to the applicant (303), not to
-// a 405.
-func (c *Console) DecisionAddress(w http.ResponseWriter, r *Request) error {
-	return redirect(w, r, "/console/applicants/"+wire.PathSegment(r.params.ByName("id")), "")
-}
-
 // consoleAnswer reads the decision form's verdict: GREEN or RED, also
 // written approve or reject, in any case; anything else is passed on for
 // the store to refuse.

@@ -299,6 +299,24 @@ func (c *Console) fail(w http.ResponseWriter, r *Request, err error) {
 }
 
 // redirect answers a successful POST: 303 to path with a flash code.
+// FormAddress serves GET at the address of a form that only takes POST.
+// A refused form's page is the POST's answer, so its address stays in the
+// browser's bar; opened again (a reload, Enter, a restored tab, the
+// environment switch's way back) it leads to page, the page the form is
+// on (303), not to a 405. A segment of page written :name is the route's
+// parameter of that name.
+func (c *Console) FormAddress(page string) Handler {
+	return func(w http.ResponseWriter, r *Request) error {
+		parts := strings.Split(page, "/")
+		for i, p := range parts {
+			if name, ok := strings.CutPrefix(p, ":"); ok {
+				parts[i] = wire.PathSegment(r.params.ByName(name))
+			}
+		}
+		return redirect(w, r, strings.Join(parts, "/"), "")
+	}
+}
+
 func redirect(w http.ResponseWriter, r *Request, path, ok string) error {
 	if ok != "" {
 		sep := "?"
