@@ -192,3 +192,45 @@ func TestBrowserConsolePhoneReadable(t *testing.T) {
 	}
 	ph.a11y()
 }
+
+// TestBrowserConsoleWideValuesWrap: at a desktop's and a narrow window's
+// width, long values of key/value tables (a URL in an operator's comment,
+// a long company name, an owner row's link, a transaction's hash) wrap
+// inside their card: the page never scrolls sideways and no card's table
+// runs over the next one. (They wrapped only below 640 px: a comment with
+// a URL made an applicant's page 1455 px wide at 1366 px.)
+func TestBrowserConsoleWideValuesWrap(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	ak, as := in.credential(store.Sandbox, store.RoleAdmin)
+	in.createApplicant("url-comment", "MANUAL")
+	in.expect(200, "POST", "/v1/applicants/url-comment/verify", verifyBody(t, 91))
+	in.waitReviewStatus("url-comment", "awaitingOperatorReview")
+	in.expect(200, "POST", "/v1/admin/applicants/url-comment/decision", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY",
+		"rejectLabels": []string{"OTHER"}, "moderationComment": "See https://docs.partner.example/compliance/cases/2026/11/ABCDEF1234567890/evidence?ref=complybox"},
+		"X-Api-Key", ak, "X-Api-Secret", as)
+	in.createCompany("wide-co", "Wide"+strings.Repeat("Holding", 12)+" GmbH",
+		map[string]any{"fullName": "Ada Owner", "dateOfBirth": "1980-01-01", "ownershipPercent": 60, "roles": []string{"ubo"}})
+	in.spawn(201, "wide-co", 0, nil)
+	w := in.wallet(in.vault("wide-vault"), "ETH")
+	var deposit struct{ TransactionID string }
+	in.expect(201, "POST", "/sandbox/deposits", map[string]any{"walletId": w.WalletID, "amount": "0.5"}).json(t, &deposit)
+	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
+		t.Fatal(err)
+	}
+	pages := []string{"/console/applicants/url-comment", "/console/applicants/wide-co", "/console/transactions/" + deposit.TransactionID, "/console/wallets/" + w.WalletID}
+	for _, vp := range []viewport{desktop, {800, 900, false}} {
+		tb := in.chrome(t, vp)
+		tb.consoleLogin("admin")
+		for _, p := range pages {
+			tb.open(p)
+			if wide := eval[int](tb, `document.documentElement.scrollWidth`); wide > int(vp.W) {
+				t.Errorf("%s is %d px wide at %d px; widest: %s", p, wide, vp.W, eval[string](tb, `Array.from(document.querySelectorAll('main *')).filter(e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest('.scroll')).slice(0, 4).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('; ')`))
+			}
+			if over := eval[string](tb, `Array.from(document.querySelectorAll('.card table.kv')).filter(t => t.getBoundingClientRect().right > t.closest('.card').getBoundingClientRect().right + 1).map(t => t.closest('.card').querySelector('h2, caption') ? t.closest('.card').querySelector('h2, caption').textContent : '?').join('; ')`); over != "" {
+				t.Errorf("%s at %d px: tables run out of their card: %s", p, vp.W, over)
+			}
+		}
+		tb.a11y()
+	}
+}
