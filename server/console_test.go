@@ -346,12 +346,14 @@ func TestConsoleDecision(t *testing.T) {
 	if !strings.Contains(page, `action="/console/applicants/manual-1/decision`) {
 		t.Fatal("no decision form for an applicant awaiting an operator")
 	}
-	r := b.submit("/console/applicants/manual-1/decision", url.Values{"reviewAnswer": {"GREEN"}, "moderationComment": {"looks fine"}})
+	// A browser sends a textarea's line breaks as CRLF (HTML's form
+	// encoding); the comment keeps the \n an API client sends.
+	r := b.submit("/console/applicants/manual-1/decision", url.Values{"reviewAnswer": {"GREEN"}, "moderationComment": {"looks fine\r\nsecond line"}})
 	expectStatus(t, "approve", r, http.StatusSeeOther)
 	b.page(r.Header.Get("Location"), "The decision was recorded.", "managed_compliance.decided")
 
 	st := in.expect(200, "GET", "/v1/applicants/manual-1/status", nil).m(t)
-	if st["reviewStatus"] != "completed" || st["reviewAnswer"] != "GREEN" {
+	if st["reviewStatus"] != "completed" || st["reviewAnswer"] != "GREEN" || st["moderationComment"] != "looks fine\nsecond line" {
 		t.Fatalf("status after the console decision: %v", st)
 	}
 	got := rc.reviewed(t, secret)

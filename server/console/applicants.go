@@ -241,7 +241,7 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 	if answer == "" {
 		answer = f.Get("decision")
 	}
-	d := store.Decision{ReviewAnswer: consoleAnswer(answer), ModerationComment: strings.TrimSpace(f.Get("moderationComment")), Operator: r.sess.Operator}
+	d := store.Decision{ReviewAnswer: consoleAnswer(answer), ModerationComment: formText(f.Get("moderationComment")), Operator: r.sess.Operator}
 	form := &decisionForm{Answer: d.ReviewAnswer, Comment: d.ModerationComment, RejectType: strings.ToUpper(strings.TrimSpace(f.Get("reviewRejectType")))}
 	if d.ReviewAnswer == store.Red {
 		d.ReviewRejectType, d.RejectLabels = form.RejectType, f["rejectLabels"]
@@ -264,6 +264,13 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 		return err
 	}
 	return redirect(w, r, "/console/applicants/"+wire.PathSegment(id), "decided")
+}
+
+// formText is a textarea's text as an API client would send it: trimmed,
+// and with the CRLF line breaks a browser sends (HTML's form encoding)
+// written \n.
+func formText(v string) string {
+	return strings.ReplaceAll(strings.TrimSpace(v), "\r\n", "\n")
 }
 
 // consoleAnswer reads the decision form's verdict: GREEN or RED, also
