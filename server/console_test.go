@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"html"
 	"mime/multipart"
 	"net/http"
@@ -1232,4 +1233,32 @@ func TestConsoleFormAddressesOpenTheirPage(t *testing.T) {
 	if to := b.get("/console/retry-deliveries?ok=env").Header.Get("Location"); !strings.HasPrefix(to, "/console/deliveries") {
 		t.Errorf("the bulk retry's address leads to %q, want the deliveries", to)
 	}
+}
+
+// TestConsoleOverviewLinksWhatItHides: the Overview shows the 20 newest
+// applicants waiting for a decision; with more waiting it says so and
+// links them all (the hidden ones have waited longest), and with 20 or
+// fewer it does not.
+func TestConsoleOverviewLinksWhatItHides(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	b := in.operator()
+	held := func(id string) {
+		in.createApplicant(id, "MANUAL")
+		in.expect(200, "POST", "/v1/applicants/"+id+"/verify", verifyBody(t, 50))
+		in.waitReviewStatus(id, "awaitingOperatorReview")
+	}
+	for i := range 20 {
+		held(fmt.Sprintf("wait-%02d", i))
+	}
+	const all = `href="/console/applicants?reviewStatus=awaitingOperatorReview"`
+	if page := b.page("/console", "wait-19", "wait-00"); strings.Contains(page, all) {
+		t.Error("with 20 waiting, the Overview says more are waiting")
+	}
+	held("wait-20")
+	page := b.page("/console", "wait-20", "More are waiting")
+	if !strings.Contains(page, all) || strings.Contains(page, "wait-00") {
+		t.Errorf("with 21 waiting, the Overview shows the oldest or no link to them all")
+	}
+	b.page("/console/applicants?reviewStatus=awaitingOperatorReview", "wait-00", "wait-20")
 }

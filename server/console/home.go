@@ -20,11 +20,13 @@ func (c *Console) Home(w http.ResponseWriter, r *Request) error {
 	if c.authorize(r, true) != nil {
 		return c.LoginPage(w, r)
 	}
-	waiting, _, err := c.store.Applicants(r.env, store.ApplicantFilter{ReviewStatus: store.ReviewAwaiting}, store.Page{Limit: 20})
+	// The 20 newest of each; when there are more, the page links the
+	// whole list (the hidden ones have waited longest).
+	waiting, moreWaiting, err := c.store.Applicants(r.env, store.ApplicantFilter{ReviewStatus: store.ReviewAwaiting}, store.Page{Limit: 20})
 	if err != nil {
 		return err
 	}
-	failing, _, err := c.store.Deliveries(r.env, store.DeliveryFilter{Status: store.DeliveryDead}, store.Page{Limit: 20})
+	failing, moreDead, err := c.store.Deliveries(r.env, store.DeliveryFilter{Status: store.DeliveryDead}, store.Page{Limit: 20})
 	if err != nil {
 		return err
 	}
@@ -36,7 +38,7 @@ func (c *Console) Home(w http.ResponseWriter, r *Request) error {
 		activity = activity[:30]
 	}
 	return c.render(w, r, http.StatusOK, "home", "Overview", "home", map[string]any{
-		"Waiting": waiting, "Dead": failing, "Activity": activity})
+		"Waiting": waiting, "MoreWaiting": moreWaiting != nil, "Dead": failing, "MoreDead": moreDead != nil, "Activity": activity})
 }
 
 // ToHome serves GET /console/: a permanent redirect to /console, the one
