@@ -288,3 +288,23 @@ type movedResponse struct {
 	*response
 	from *response
 }
+
+// TestConsoleClockOffersOnlyTimesItTakes: the "to" field's min, a whole
+// minute as the datetime-local field takes it, is one the move accepts:
+// with the sandbox clock in the middle of a minute, not that minute (which
+// is before the clock's time: a 400 for the browser's own minimum).
+func TestConsoleClockOffersOnlyTimesItTakes(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.Clock.Advance(30*time.Second + 250*time.Millisecond)
+	b := in.operator()
+	page := b.page("/console/clock")
+	m := regexp.MustCompile(`id="clock-to" type="datetime-local" name="to" required min="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no min on the to field:\n%s", page)
+	}
+	movedPage(t, b, b.submit("/console/clock", url.Values{"to": {m[1]}}))
+	if c := in.clock(); c.Now != ms(testStart.Add(time.Minute)) {
+		t.Errorf("moved to the field's min %s: the clock reads %s", m[1], c.Now)
+	}
+}

@@ -79,6 +79,17 @@ func movedFromQuery(q url.Values) *store.ClockMove {
 	return mv
 }
 
+// formMin is the earliest time the "to" field offers, to the minute as the
+// field takes it: now's minute when now is on it, else the next (the
+// minute now is in lies before now, and a move does not go back).
+func formMin(now time.Time) string {
+	m := now.UTC().Truncate(time.Minute)
+	if m.Before(now) {
+		m = m.Add(time.Minute)
+	}
+	return m.Format(formMinute)
+}
+
 // render draws the clock page, with the move just made (nil: none) or a
 // form error beside its field.
 func (p *ClockPages) render(w http.ResponseWriter, r *Request, status int, mv *store.ClockMove, errMsg, errField string) error {
@@ -87,7 +98,7 @@ func (p *ClockPages) render(w http.ResponseWriter, r *Request, status int, mv *s
 	}
 	now, offset := p.c.store.SandboxClock()
 	data := map[string]any{"Now": store.At(now), "Offset": offset.Truncate(time.Second).String(), "Steps": clockSteps[:],
-		"Min": now.UTC().Format(formMinute), "Err": errMsg, "ErrField": errField,
+		"Min": formMin(now), "Err": errMsg, "ErrField": errField,
 		"AdvanceBy": strings.TrimSpace(r.PostForm.Get("advanceBy")), "To": strings.TrimSpace(r.PostForm.Get("to"))}
 	if mv != nil {
 		type ran struct {
