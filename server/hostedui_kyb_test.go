@@ -168,3 +168,39 @@ func TestSDKStateOwnersOpen(t *testing.T) {
 		t.Errorf("an individual's ownersOpen %v, want null", m["ownersOpen"])
 	}
 }
+
+// TestSDKKybOwnStepRetryWhileOwnersOpen: a company whose own documents the
+// reviewer asked for again (RED RETRY) while its verdict waits for its
+// owners is asked for them on its page, which the page API's state says
+// it takes (acceptsData, missing), not shown "we are checking your data"
+// for ever; uploaded again and sent, they are reviewed again.
+func TestSDKKybOwnStepRetryWhileOwnersOpen(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("kredo", "Retry", map[string]any{"fullName": "Ada King", "roles": []string{"ubo"}, "ownershipPercent": 50})
+	token := in.sdkSession("kredo", nil)
+	page := "/sdk/" + token
+	in.submitCompany("kredo", 70)
+	deadline := time.Now().Add(10 * time.Second)
+	for in.stepStatuses("kredo")["company_docs"] != "completed/RED/RETRY" {
+		if time.Now().After(deadline) {
+			t.Fatalf("steps %v, want company_docs RED RETRY", in.stepStatuses("kredo"))
+		}
+		runtimeYield()
+	}
+	in.waitReviewStatus("kredo", "in_review")
+	r := in.sdkGet(page)
+	wantStatusCode(t, r, 200, "page")
+	wantHTML(t, r, `data-mode="step"`, `<form[^>]*action="`+page+`/documents"`, `Why:`)
+	noHTML(t, r, `We are checking your data`)
+
+	in.expect(200, "PATCH", "/v1/applicants/kredo", map[string]any{"companyName": "Redone"}) // the sandbox's name rule
+	for i, dt := range []string{"certificate_of_incorporation", "register_of_shareholders"} {
+		wantStatusCode(t, in.sdkUpload(page+"/documents", "", part{name: "kind", value: "company_docs"}, part{name: "docType", value: dt},
+			part{name: "file", data: pngImage(t, 300, 420, uint64(90+i))}), 303, dt)
+	}
+	wantStatusCode(t, in.sdkForm(page+"/submit", url.Values{}), 303, "submit")
+	in.advance(2 * time.Second)
+	in.ownStepsReviewed("kredo")
+	wantHTML(t, in.sdkGet(page), `id="waiting"`, `We are waiting for the beneficial owners`)
+}

@@ -286,7 +286,9 @@ func (ui *UI) build(token string, st store.SDKState, requested string) *sdkPage 
 	}
 
 	switch {
-	case st.InReview:
+	case st.InReview && !(st.AcceptsData && len(p.Retry) > 0):
+		// A company waiting for its owners whose own step the reviewer
+		// asked for again takes it meanwhile: the step, not the wait.
 		p.Mode = "waiting"
 	case st.Verdict != nil && (st.Verdict.Final || requested == "" || !st.AcceptsData):
 		p.Mode = "verdict"
