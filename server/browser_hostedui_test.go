@@ -688,3 +688,76 @@ func TestBrowserCountdownLastSecond(t *testing.T) {
 		text(c.one)
 	}
 }
+
+// TestBrowserSubmitOnce: a second tap on a form's button while the first
+// submission is on its way sends nothing (a double tap on "Submit"
+// answered 409 over the waiting view), and a waiting view that is the
+// answer to a form (a submission that found the applicant already sent)
+// comes back by GET when the verdict arrives, never by posting the form
+// again (the verdict page then carried "nothing new to send").
+func TestBrowserSubmitOnce(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for _, id := range []string{"twice-1", "twice-2"} {
+		in.createApplicant(id, "Green")
+		in.expect(201, "POST", "/v1/applicants/"+id+"/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 93))})
+		in.expect(201, "POST", "/v1/applicants/"+id+"/documents", map[string]any{"kind": "selfie", "image": b64(jpegImage(t, 220, 220, 94))})
+	}
+
+	_, page := in.session("twice-1", map[string]any{})
+	tb := in.chrome(t, phone)
+	tb.open(page + "?step=review")
+	tb.consent()
+	tb.waitFor("form[action$='/submit']")
+	sent := eval[[]bool](tb, `(() => {
+		const seen = [];
+		document.addEventListener('submit', e => seen.push(e.defaultPrevented));
+		const f = document.querySelector("form[action$='/submit']");
+		f.requestSubmit();
+		f.requestSubmit();
+		return seen;
+	})()`)
+	if len(sent) != 2 || sent[0] || !sent[1] {
+		t.Errorf("two submissions in a row: sent as prevented %v, want the first sent and the second held back", sent)
+	}
+	tb.waitFor("#waiting")
+	tb.lacks("not possible")
+
+	_, page = in.session("twice-2", map[string]any{})
+	tb = in.chrome(t, phone)
+	tb.open(page + "?step=review")
+	tb.consent()
+	tb.waitFor("form[action$='/submit']")
+	in.expect(200, "POST", "/v1/applicants/twice-2/review", nil) // sent meanwhile, elsewhere
+	tb.expectError("status of 409")
+	tb.submit("form[action$='/submit'] button[type=submit]")
+	tb.waitFor("#waiting")
+	in.review("twice-2")
+	tb.waitFor("#verdict[data-answer=GREEN]")
+	tb.lacks("nothing new")
+	if n := tb.count("#error"); n != 0 {
+		t.Errorf("the verdict page shows an error: %s", tb.bodyText())
+	}
+	if loc := tb.location(); !strings.HasSuffix(loc, page) {
+		t.Errorf("the verdict is at %s, want the page %s", loc, page)
+	}
+
+	// Back to a step just done: the browser's back/forward cache would
+	// show it as it was left (no "✓ Uploaded", the file required again);
+	// the page loads afresh.
+	in.createApplicant("back-1", "Green")
+	_, page = in.session("back-1", map[string]any{})
+	tb = in.chrome(t, phone)
+	tb.open(page + "?step=identity_doc")
+	tb.consent()
+	tb.issuingCountry("GBR")
+	tb.upload("input[name=front]", tb.file("front.png", pngImage(t, 400, 300, 95)))
+	tb.waitFor(".picked img")
+	left := eval[string](tb, `String(performance.timeOrigin)`) // the document Back would restore
+	tb.submit("form[action$='/documents'] button[type=submit]")
+	tb.contains("Selfie")
+	tb.run(chromedp.NavigateBack())
+	tb.waitNewDocument(left)
+	tb.waitFor("section.step[data-step=identity_doc]")
+	tb.contains("✓ Uploaded")
+}

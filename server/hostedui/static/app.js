@@ -7,6 +7,23 @@
   var t = function (k) { return body.getAttribute('data-t-' + k) || ''; };
   var token = body.getAttribute('data-token');
 
+  // again loads the page afresh by GET: a page that answered a form (its
+  // address that form's) is then the page itself, never the form posted
+  // a second time (the server sends a form's address on to the page).
+  function again() { window.location.replace(window.location.href.split('#')[0]); }
+
+  // A form goes once: a second tap while the first submission is on its
+  // way would post it again (a double tap on Submit answered 409 over the
+  // waiting view). A page the browser restores from its back/forward
+  // cache shows the state of when it was left (a step not marked done, a
+  // form held back): it loads afresh.
+  document.addEventListener('submit', function (e) {
+    var f = e.target;
+    if (f.getAttribute('data-sent')) { e.preventDefault(); return; }
+    f.setAttribute('data-sent', '1');
+  });
+  window.addEventListener('pageshow', function (e) { if (e.persisted) again(); });
+
   // Put captured blobs into a file input so the form posts them as if chosen.
   function setFiles(input, blobs) {
     if (typeof DataTransfer === 'undefined') return false;
@@ -255,8 +272,8 @@
     tick();
   }
 
-  // Waiting for the verdict: poll the state with backoff, reload once it
-  // is there (the page then shows it). Without script a meta refresh does.
+  // Waiting for the verdict: poll the state with backoff, load the page
+  // again once it is there (the page then shows it). Without script a meta refresh does.
   // Neither when the applicant turned it off (?refresh=off). A company
   // waiting for its beneficial owners (data-owners-open) sees their
   // progress as it comes, as often as the meta refresh would show it
@@ -296,7 +313,7 @@
       fetch('/api/v1/sdk/state', { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store', referrerPolicy: 'no-referrer' })
         .then(function (r) { return r.ok ? r.json() : null; })
         .then(function (s) {
-          if (!s || !s.inReview || !shown(s)) { window.location.reload(); return; }
+          if (!s || !s.inReview || !shown(s)) { again(); return; }
           delay = Math.min(delay * 1.5, cap);
           setTimeout(poll, delay);
         })
