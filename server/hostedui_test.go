@@ -1540,3 +1540,24 @@ func TestSDKRepeatedCallsAreOneEntry(t *testing.T) {
 		t.Errorf("refused calls: %+v, want the phone's and one counting 5 of the email's", refused)
 	}
 }
+
+// TestSDKReviewSummaryAfterRetry: after a RED RETRY the review step's
+// summary does not tick the steps the reviewer asked for again (it said
+// "Identity document ✓" right above "Complete these steps before you
+// submit: Identity document"); once uploaded again they are ticked.
+func TestSDKReviewSummaryAfterRetry(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("sum-retry", "Retry")
+	in.expect(200, "POST", "/v1/applicants/sum-retry/verify", verifyBody(t, 96))
+	token := in.sdkSession("sum-retry", nil)
+	r := in.sdkGet("/sdk/" + token + "?step=review")
+	wantStatusCode(t, r, 200, "review")
+	wantHTML(t, r, `<li class="">Identity document</li>`, `<li class="">Selfie</li>`, `Complete these steps before you submit`)
+	noHTML(t, r, `Identity document ✓`, `Selfie ✓`)
+
+	in.expect(200, "PATCH", "/v1/applicants/sum-retry", map[string]any{"lastName": "Lovelace"})
+	in.expect(201, "POST", "/v1/applicants/sum-retry/documents", map[string]any{"kind": "identity_doc", "image": b64(pngImage(t, 220, 220, 97))})
+	r = in.sdkGet("/sdk/" + token + "?step=review")
+	wantHTML(t, r, `<li class="done">Identity document ✓</li>`, `<li class="">Selfie</li>`)
+}

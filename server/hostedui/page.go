@@ -203,6 +203,24 @@ func (p *sdkPage) Uploaded(kind, side string) bool {
 	return p.Has(kind, side)
 }
 
+// Done reports whether the step kind is done as the navigation marks it:
+// it has its data, and none of it is asked for again (a RETRY). A step
+// the navigation leaves out (automatic, or a questionnaire without
+// questions) is done when it has its data.
+func (p *sdkPage) Done(kind string) bool {
+	for _, n := range p.Nav {
+		if n.Key == kind {
+			return n.Done && !n.Retry
+		}
+	}
+	for _, s := range p.State.Steps {
+		if s.Kind == kind {
+			return s.HasData
+		}
+	}
+	return false
+}
+
 // CompanyDocsDone counts the required company documents that are there.
 func (p *sdkPage) CompanyDocsDone() int {
 	n := 0
