@@ -1561,3 +1561,25 @@ func TestSDKReviewSummaryAfterRetry(t *testing.T) {
 	r = in.sdkGet("/sdk/" + token + "?step=review")
 	wantHTML(t, r, `<li class="done">Identity document ✓</li>`, `<li class="">Selfie</li>`)
 }
+
+// TestSDKDocTypeKept: the identity document type chosen stays chosen when
+// the upload comes back with an error, and on the step after an upload (a
+// retake, a photo-quality warning): it went back to the first type, so a
+// retake sent a passport for a driving licence.
+func TestSDKDocTypeKept(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("dt-kept", "Green")
+	page := "/sdk/" + in.sdkSession("dt-kept", nil)
+	fake := "fake.jpg"
+	r := in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "country", value: "GBR"},
+		part{name: "docType", value: "DRIVERS"}, part{name: "front", data: []byte("not an image"), filename: &fake})
+	wantStatusCode(t, r, 400, "a front that is no image")
+	wantHTML(t, r, `<option value="DRIVERS" selected>`)
+	noHTML(t, r, `<option value="PASSPORT" selected>`)
+
+	wantStatusCode(t, in.sdkUpload(page+"/documents", "", part{name: "kind", value: "identity_doc"}, part{name: "country", value: "GBR"},
+		part{name: "docType", value: "DRIVERS"}, part{name: "front", data: pngImage(t, 400, 300, 98)}), 303, "upload")
+	r = in.sdkGet(page + "?step=identity_doc")
+	wantHTML(t, r, `<option value="DRIVERS" selected>`)
+}

@@ -47,7 +47,7 @@ func (p *sdkPage) fillDocCountry() {
 	for _, d := range p.State.Documents {
 		if d.Kind == store.StepIdentityDoc && d.Country != "" {
 			p.pickDocCountry(string(d.Country))
-			p.DocCountryGuess = string(d.Country)
+			p.DocCountryGuess, p.DocType = string(d.Country), string(d.DocType)
 			return
 		}
 	}
@@ -58,10 +58,14 @@ func (p *sdkPage) fillDocCountry() {
 	}
 }
 
-// readDocCountry reads the country the first form chose (?country=).
+// readDocCountry reads the country the first form chose (?country=), and
+// the document type of an upload form sent back with an error.
 func (p *sdkPage) readDocCountry(q url.Values) {
 	if c := q.Get("country"); c != "" && p.Step == store.StepIdentityDoc {
 		p.pickDocCountry(c)
+	}
+	if t := q.Get("docType"); t != "" && p.Step == store.StepIdentityDoc {
+		p.DocType = t
 	}
 }
 

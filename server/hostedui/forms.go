@@ -198,7 +198,7 @@ func (ui *UI) PostDocuments(w http.ResponseWriter, r *http.Request, ps httproute
 		// Past the body limit too: the page again, with the error in words.
 		var posted url.Values
 		if up.Kind == store.StepIdentityDoc {
-			posted = url.Values{"country": {up.Country}}
+			posted = url.Values{"country": {up.Country}, "docType": {string(up.DocType)}}
 		}
 		ui.formError(w, r, token, up.Kind, err, posted)
 		return

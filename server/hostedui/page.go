@@ -41,6 +41,7 @@ type sdkPage struct {
 	Countries   []sdkOption  // the country picker's options in the page's language (shared: read only)
 	Quality     []sdkQuality // the last upload's photo problems, in words
 	IDDocTypes  []sdkOption  // the types the chosen issuing country issues (doccountry.go)
+	DocType     string       // the identity document type chosen: posted, else uploaded before
 	DocCountry  string       // the identity document's issuing country, "" until chosen
 	// DocCountryGuess is the country the picker starts on.
 	DocCountryGuess string
