@@ -761,3 +761,20 @@ func TestBrowserSubmitOnce(t *testing.T) {
 	tb.waitFor("section.step[data-step=identity_doc]")
 	tb.contains("✓ Uploaded")
 }
+
+// TestBrowserLongOwnerName: an owner's name of one long word wraps on a
+// phone; the owners step never scrolls sideways (WCAG 1.4.10 reflow).
+func TestBrowserLongOwnerName(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("long-owner", "Long GmbH", map[string]any{"fullName": "Hubert " + strings.Repeat("Wolfeschlegel", 12), "roles": []string{"director"}})
+	_, page := in.session("long-owner", map[string]any{})
+	tb := in.chrome(t, phone)
+	tb.open(page + "?step=ubo")
+	tb.consent()
+	tb.waitFor(".rows .name")
+	if w := eval[int](tb, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("the owners step is %d px wide at 390 px", w)
+	}
+	tb.a11y()
+}

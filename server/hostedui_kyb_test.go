@@ -204,3 +204,20 @@ func TestSDKKybOwnStepRetryWhileOwnersOpen(t *testing.T) {
 	in.ownStepsReviewed("kredo")
 	wantHTML(t, in.sdkGet(page), `id="waiting"`, `We are waiting for the beneficial owners`)
 }
+
+// TestSDKKybGerman: a German company page is German throughout: the legal
+// forms' words (the abbreviations stay), the steps' navigation as a
+// screen reader names it, an owner's share with a decimal comma.
+func TestSDKKybGerman(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createCompany("kde", "Deutsch GmbH", map[string]any{"fullName": "Ada King", "roles": []string{"ubo"}, "ownershipPercent": 30.5})
+	page := "/sdk/" + in.sdkSession("kde", map[string]any{"lang": "de"})
+	r := in.sdkGet(page + "?step=personal")
+	wantStatusCode(t, r, 200, "company data")
+	wantHTML(t, r, `<nav class="steps" aria-label="Schritte">`, `<option value="gmbh"[^>]*>GmbH</option>`,
+		`<option value="sole_proprietorship"[^>]*>Einzelunternehmen</option>`, `<option value="foundation"[^>]*>Stiftung</option>`)
+	noHTML(t, r, `SOLE PROPRIETORSHIP`, `FOUNDATION`, `aria-label="steps"`)
+	wantHTML(t, in.sdkGet(page+"?step=ubo"), `<span class="ownership">30,5 %</span>`)
+	wantHTML(t, in.sdkGet("/sdk/"+in.sdkSession("kde", nil)+"?step=ubo"), `<span class="ownership">30.5 %</span>`)
+}

@@ -414,7 +414,7 @@ func (p *sdkPage) fill() {
 		case "legalForm":
 			v.Input = "select"
 			for _, l := range store.LegalForms() {
-				v.Options = append(v.Options, sdkOption{Value: l, Label: strings.ToUpper(strings.ReplaceAll(l, "_", " "))})
+				v.Options = append(v.Options, sdkOption{Value: l, Label: p.T("legal." + l)})
 			}
 		}
 		p.Fields = append(p.Fields, v)
@@ -455,7 +455,7 @@ func (p *sdkPage) fillUbos() {
 			roles[i] = p.T("role." + r)
 		}
 		p.Ubos = append(p.Ubos, sdkUboView{FullName: u.FullName, Roles: strings.Join(roles, ", "),
-			OwnershipPercent: string(u.OwnershipPercent), Status: p.T("enrollment." + u.EnrollmentStatus),
+			OwnershipPercent: strings.Replace(string(u.OwnershipPercent), ".", p.T("number.decimal"), 1), Status: p.T("enrollment." + u.EnrollmentStatus),
 			Index: u.UboIndex, Enrollment: u.EnrollmentStatus})
 	}
 }
