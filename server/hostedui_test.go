@@ -291,7 +291,7 @@ func TestSDKPageCompany(t *testing.T) {
 	wantHTML(t, r, `Company verification`, `<h2>Company information</h2>`, `Company documents`, `Step 1 of 4`,
 		`<input type="text" name="companyName" value="Acme GmbH" disabled`,
 		`<input type="text" name="registrationNumber" value="" required>`,
-		`<select name="legalForm"`, `<option value="gmbh">GMBH</option>`)
+		`<select name="legalForm"`, `<option value="gmbh">GmbH</option>`)
 	noHTML(t, r, `Identity document`, `name="firstName"`, `Questionnaire`) // kyb-level asks no questions
 	r = in.sdkGet("/sdk/" + token + "?step=company_docs")
 	// One documents step, one form, one input per required document, each
