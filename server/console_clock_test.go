@@ -308,3 +308,29 @@ func TestConsoleClockOffersOnlyTimesItTakes(t *testing.T) {
 		t.Errorf("moved to the field's min %s: the clock reads %s", m[1], c.Now)
 	}
 }
+
+// TestConsoleActivityOnTheSandboxClock: the sandbox's console activity
+// is on the sandbox clock throughout: a login after a clock move is
+// stamped with the sandbox's time, as the move and the decisions are (it
+// was real time, so the Overview listed a login of today under a decision
+// of next week).
+func TestConsoleActivityOnTheSandboxClock(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	b := in.operator()
+	b.page("/console/clock")
+	movedPage(t, b, b.submit("/console/clock", url.Values{"advanceBy": {"168h"}}))
+	in.operator() // logs in again
+	later := testStart.Add(168 * time.Hour).Format("2006-01-02")
+	activity, err := in.Store.ConsoleActivity(store.Sandbox)
+	if err != nil || len(activity) < 2 || activity[0].EventType != "console.login" {
+		t.Fatalf("activity %v %v, want the second login first", activity, err)
+	}
+	if at := activity[0].AtUtc.String(); !strings.HasPrefix(at, later) {
+		t.Errorf("the sandbox's login after a week's move is at %s, want on %s", at, later)
+	}
+	prod, err := in.Store.ConsoleActivity(store.Production)
+	if err != nil || len(prod) == 0 || !strings.HasPrefix(prod[0].AtUtc.String(), testStart.Format("2006-01-02")) {
+		t.Errorf("production's login %v %v, want on the real clock's %s", prod, err, testStart.Format("2006-01-02"))
+	}
+}

@@ -78,7 +78,10 @@ func (t *txn) consoleEvent(envs []Env, eventType string, details map[string]any)
 		for k, v := range details {
 			d[k] = v
 		}
-		if err := t.appendHistory(env, consoleSubject, HistoryEntry{EventType: eventType, ActorType: ActorOperator, Details: d, Internal: true}); err != nil {
+		// Each environment's history on its own clock: the sandbox's
+		// activity (clock moves, decisions, logins) in one time order.
+		h := HistoryEntry{EventType: eventType, ActorType: ActorOperator, Details: d, Internal: true, AtUtc: At(t.nowIn(env))}
+		if err := t.appendHistory(env, consoleSubject, h); err != nil {
 			return err
 		}
 	}
