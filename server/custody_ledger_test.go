@@ -1284,3 +1284,23 @@ func TestUpperCaseIDs(t *testing.T) {
 		b.page(path)
 	}
 }
+
+// TestFeelessNetworkCarriesNoFee: a withdrawal of an asset whose network
+// charges no fee (network_fee = "0") carries networkFee, feeCurrency and
+// feeUSD null, as deposits and internal transfers do: seed 001 has them
+// "present when the network charges a fee". Its debit is the amount alone.
+func TestFeelessNetworkCarriesNoFee(t *testing.T) {
+	t.Parallel()
+	in := start(t, func(o *options) {
+		o.settings.Assets = []store.Asset{{Symbol: "FREE", Network: "freechain", Decimals: 2, USDPrice: "1", NetworkFee: "0"}}
+		o.settings.Chain.AutoAdvance = false
+	})
+	w := in.wallet(in.vault("free"), "FREE")
+	in.fund(w.WalletID, "10")
+	x := in.expect(201, "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID,
+		"destinationAddress": "free-address-1", "amount": "4"}).m(t)
+	fields(t, "feeless withdrawal", x, map[string]any{"networkFee": nil, "feeCurrency": nil, "feeUSD": nil, "amountUSD": "4"})
+	if b := in.balance(w.WalletID); b.Available != "6" {
+		t.Errorf("available %q after withdrawing 4 of 10 with no fee, want 6", b.Available)
+	}
+}

@@ -453,8 +453,10 @@ func (t *txn) draftTransfer(env Env, in TransactionInput) (draft, error) {
 			if err != nil {
 				return draft{}, Errorf(EINTERNAL, "internal_error", "asset %s has a bad networkFee: %v", a.Symbol, fieldError(err))
 			}
-			d.debit.Add(d.debit, fee)
-			x.NetworkFee, x.FeeCurrency = strp(decimal.FormatUnits(fee, a.Decimals)), strp(a.Symbol)
+			if fee.Sign() > 0 { // a network that charges none: no fee fields (seed 001)
+				d.debit.Add(d.debit, fee)
+				x.NetworkFee, x.FeeCurrency = strp(decimal.FormatUnits(fee, a.Decimals)), strp(a.Symbol)
+			}
 		}
 	} else {
 		x.DestinationWalletID, x.DestinationAddress, x.DestinationTag = &d.to.WalletID, d.to.DepositAddress, d.to.DepositTag
