@@ -169,9 +169,10 @@ func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logg
 	if err != nil {
 		return err
 	}
+	api := server.New(st, disp, server.Config{PublicURL: publicURL, Version: ver.version, NoMetrics: !cfg.Metrics.Enabled,
+		Branding: brand, Quality: cfg.Quality.thresholds()}, logger)
 	srv := &http.Server{
-		Handler: server.New(st, disp, server.Config{PublicURL: publicURL, Version: ver.version, NoMetrics: !cfg.Metrics.Enabled,
-			Branding: brand, Quality: cfg.Quality.thresholds()}, logger),
+		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute, // 25 MiB uploads on a slow link
 		IdleTimeout:       2 * time.Minute,
@@ -182,7 +183,7 @@ func serveOn(ctx context.Context, ln net.Listener, cfg Config, logger *slog.Logg
 		DisableGeneralOptionsHandler: true,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(wire.ProtocolErrors(ln)) }()
+	go func() { served <- srv.Serve(wire.ProtocolErrors(ln, api.Unread)) }()
 
 	if err := waitRunning(ctx, disp); err != nil {
 		srv.Close()

@@ -444,6 +444,36 @@ func TestServeLogsConsoleURL(t *testing.T) {
 	s.logs.waitFor(t, "consoleUrl="+s.banner.URL+"/console")
 }
 
+// TestServeLogsUnreadRequests: a request net/http cannot read gets the
+// JSON error with an X-Request-Id (wire.ProtocolErrors), and that id is in
+// the access log, as every answer's is, and the answer in the metrics.
+func TestServeLogsUnreadRequests(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, filepath.Join(t.TempDir(), "complybox.db"))
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.banner.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	id := resp.Header.Get("X-Request-Id")
+	if resp.StatusCode != 400 || id == "" {
+		t.Fatalf("a header name with a space: %d, X-Request-Id %q", resp.StatusCode, id)
+	}
+	s.logs.waitFor(t, "requestId="+id)
+	if _, body := call(t, "GET", s.URL+"/metrics", "", "", nil); !strings.Contains(string(body), `complybox_http_requests_total{method="other",route="unmatched",status="4xx"} 1`) {
+		t.Errorf("the answer is not in the metrics:\n%s", body)
+	}
+}
+
 // TestServeCPUProfile: --cpuprofile writes a gzipped pprof profile of the run
 // when serve stops (how default.pgo is made), and a path it cannot create
 // stops the start with the flag named.

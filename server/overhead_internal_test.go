@@ -21,7 +21,7 @@ func overheadServer(b *testing.B) *Server {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	return New(st, nil, Config{}, slog.New(slog.DiscardHandler)).(*Server)
+	return New(st, nil, Config{}, slog.New(slog.DiscardHandler))
 }
 
 // BenchmarkOverheadRequestLog: marking a call, keeping a 700-byte answer

@@ -71,7 +71,7 @@ type Server struct {
 }
 
 // New returns the complybox HTTP handler.
-func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) http.Handler {
+func New(st *store.Store, disp Dispatcher, cfg Config, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -245,6 +245,19 @@ func apiPath(p string) bool {
 		}
 	}
 	return true
+}
+
+// Unread puts an answer to a request net/http could not read in the
+// access log and the metrics (wire.ProtocolErrors tells it), as any other
+// answer, so that its X-Request-Id finds it. No handler saw the request:
+// its method and path are "-".
+func (s *Server) Unread(status int, requestID string) {
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "http",
+		slog.String("method", "-"), slog.String("path", "-"), slog.Int("status", status),
+		slog.Duration("duration", 0), slog.String("requestId", requestID))
+	if s.metrics != nil {
+		s.metrics.observe("", "", status, 0)
+	}
 }
 
 // logRequest writes the access log line, the metrics and the request log

@@ -21,9 +21,17 @@ import (
 // unsupported_transfer_encoding, where net/http says 501: bad input is
 // never a 5xx) and an Expect other than 100-continue (417
 // expectation_failed). Every other write passes through unchanged.
-func ProtocolErrors(ln net.Listener) net.Listener { return protocolListener{ln} }
+// answered, if not nil, is told the status and request id of each such
+// answer before it is written, for the access log and the metrics: no
+// handler sees the request.
+func ProtocolErrors(ln net.Listener, answered func(status int, requestID string)) net.Listener {
+	return protocolListener{ln, answered}
+}
 
-type protocolListener struct{ net.Listener }
+type protocolListener struct {
+	net.Listener
+	answered func(status int, requestID string)
+}
 
 // Accept implements net.Listener.
 func (l protocolListener) Accept() (net.Conn, error) {
@@ -31,15 +39,22 @@ func (l protocolListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return protocolConn{c}, nil
+	return protocolConn{c, l.answered}, nil
 }
 
-type protocolConn struct{ net.Conn }
+type protocolConn struct {
+	net.Conn
+	answered func(status int, requestID string)
+}
 
 // Write implements net.Conn, answering net/http's own error answers anew.
 func (c protocolConn) Write(b []byte) (int, error) {
 	if e, ok := ownAnswer(b); ok {
-		if _, err := c.Conn.Write(e.answer()); err != nil {
+		answer, id := e.answer()
+		if c.answered != nil {
+			c.answered(e.Status, id) // before it leaves: logged by the time it is read
+		}
+		if _, err := c.Conn.Write(answer); err != nil {
 			return 0, err
 		}
 		return len(b), nil
@@ -128,8 +143,8 @@ func ownAnswer(b []byte) (protocolError, bool) {
 // answer is the whole HTTP answer, status line to body, that replaces one
 // of net/http's own: Error's body with a request id of its own (the
 // request was never read, so no caller's id is adopted), the connection
-// closed after it as net/http does.
-func (e protocolError) answer() []byte {
+// closed after it as net/http does; and that request id.
+func (e protocolError) answer() ([]byte, string) {
 	id := uuid.Must(uuid.NewV7()).String()
 	body, _ := json.Marshal(errorBody{Error: errorDetail{Code: e.Reason, Message: e.Message, RequestID: id}})
 	var b bytes.Buffer
@@ -140,5 +155,5 @@ func (e protocolError) answer() []byte {
 	b.WriteString("\r\nConnection: close\r\n\r\n")
 	b.Write(body)
 	b.WriteByte('\n')
-	return b.Bytes()
+	return b.Bytes(), id
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -28,7 +29,15 @@ func TestProtocolErrors(t *testing.T) {
 		}),
 		MaxHeaderBytes: 4 << 10,
 	}
-	go srv.Serve(ProtocolErrors(ln))
+	// Each answer is told with its status and request id (the access log
+	// and metrics of serve).
+	var mu sync.Mutex
+	told := map[string]int{}
+	go srv.Serve(ProtocolErrors(ln, func(status int, id string) {
+		mu.Lock()
+		told[id] = status
+		mu.Unlock()
+	}))
 	t.Cleanup(func() { srv.Close() })
 
 	send := func(t *testing.T, raw string) *http.Response {
@@ -80,6 +89,12 @@ func TestProtocolErrors(t *testing.T) {
 			if resp.StatusCode != c.status || body.Error.Code != c.code || body.Error.Message == "" ||
 				id == "" || body.Error.RequestID != id || resp.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("%d %s X-Request-Id %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), id, raw)
+			}
+			mu.Lock()
+			status, ok := told[id]
+			mu.Unlock()
+			if !ok || status != c.status {
+				t.Errorf("answer %s told as %d %v, want %d", id, status, ok, c.status)
 			}
 			if got := resp.Header.Get("Cache-Control"); got != "no-store" {
 				t.Errorf("Cache-Control %q, want no-store as every JSON answer", got)
