@@ -156,7 +156,7 @@ var (
 		[]string{"env", "destination", "status"}, nil)
 	descDBSize      = prometheus.NewDesc("complybox_db_size_bytes", "Bytes of the bbolt db in use: its pages up to the high-water mark (the file itself may be up to one growth step, 16 MiB, larger).", nil, nil)
 	descScheduleLag = prometheus.NewDesc("complybox_schedule_lag_seconds",
-		"How far the schedule is behind: per environment, its clock minus its earliest due job; the larger of the two; 0 when nothing is overdue.", nil, nil)
+		"How far the schedule is behind: per environment, its clock minus its earliest due job; the larger of the two; 0 when nothing is overdue. A delivery being attempted stays due until its attempt ends, so a slow receiver shows here, up to attempt_timeout, while the dispatcher waits for it.", nil, nil)
 )
 
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {

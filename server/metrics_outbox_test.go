@@ -54,6 +54,17 @@ func TestMetricsOutbox(t *testing.T) {
 	if pages := m[`complybox_store_commit_pages_sum`]; m[`complybox_store_commit_pages_count`] != n || pages < n {
 		t.Errorf("commit pages: %v commits, %v pages, want %v commits of a page or more", m[`complybox_store_commit_pages_count`], pages, n)
 	}
+	// A write the store refuses (404, 409) rolls back: no commit. (The
+	// index fold may commit once meanwhile, in the background.)
+	for range 5 {
+		in.expect(404, "POST", "/v1/applicants/nobody/deactivate", nil)
+	}
+	after := in.scrape()
+	for _, series := range []string{`complybox_store_commit_pages_count`, `complybox_store_commit_duration_seconds_count`, `complybox_store_commit_group_size_count`} {
+		if n := after[series] - m[series]; n >= 5 {
+			t.Errorf("five refused writes: %s grew by %v, want no commit of theirs", series, n)
+		}
+	}
 }
 
 // TestMetricsRetriedDuringLastAttempt: a manual retry that re-queues a

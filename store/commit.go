@@ -135,7 +135,9 @@ func (c *committer) commitGroup(group []*commitCall) {
 			}
 			return nil
 		})
-		if observe != nil {
+		if observe != nil && err == nil {
+			// Only what committed: a group rolled back for a function's
+			// error (a 404, a 409) wrote nothing.
 			(*observe)(CommitStats{Group: len(group), Took: time.Since(start), Pages: int(c.pagesWritten() - written)})
 		}
 		if failed >= 0 {
