@@ -68,6 +68,18 @@ func TestConsoleLogin(t *testing.T) {
 	if h := consoleEvents(t, in, store.Sandbox); !slices.Contains(h, "console.login_failed") {
 		t.Fatalf("console history %v has no console.login_failed", h)
 	}
+	// A name no operator has is not kept: it is anyone's input, of any
+	// length (the history is never pruned and the Overview shows it), and
+	// often a password typed into the wrong box.
+	typed := "Secret-typed-here-" + strings.Repeat("m", 10000)
+	expectStatus(t, "unknown name", b.submit("/console/login", url.Values{"name": {typed}, "password": {"x"}}), http.StatusUnauthorized)
+	activity, err := in.Store.ConsoleActivity(store.Sandbox)
+	if err != nil || len(activity) < 2 || activity[0].EventType != "console.login_failed" || activity[1].EventType != "console.login_failed" {
+		t.Fatalf("activity %v %v, want two failed logins", activity, err)
+	}
+	if fmt.Sprint(activity[0].Details) != "map[client:127.0.0.1 unknownName:true]" || activity[1].Details["name"] != "admin" {
+		t.Errorf("failed logins recorded %v and %v, want the known name kept and the unknown one not", activity[1].Details, activity[0].Details)
+	}
 
 	// The login form has a CSRF token too.
 	r = b.post("/console/login", url.Values{"name": {"admin"}, "password": {consolePassword}})

@@ -185,7 +185,14 @@ func (s *Store) ConsoleLogin(name, password, client string) (ConsoleSession, err
 	var out ConsoleSession
 	err = s.update(func(t *txn) error {
 		if !ok {
-			return t.consoleEvent(Envs(), "console.login_failed", map[string]any{"client": client, "name": name})
+			// The name only when an operator has it: anything else is
+			// anyone's input, of any length (history is never pruned),
+			// and often a password typed into the wrong box.
+			details := map[string]any{"client": client, "name": name}
+			if hash == nil {
+				details = map[string]any{"client": client, "unknownName": true}
+			}
+			return t.consoleEvent(Envs(), "console.login_failed", details)
 		}
 		b, err := t.consoleWrite()
 		if err != nil {
