@@ -36,6 +36,11 @@ func TestHostedBranding(t *testing.T) {
 	if r.Status != 200 || r.Header.Get("Content-Type") != "image/png" || !bytes.Equal(r.Body, logo) {
 		t.Fatalf("logo: %d %s %q", r.Status, r.Header.Get("Content-Type"), r.Body)
 	}
+	// Opened by itself, as a document, the logo runs nothing: an SVG logo's
+	// script would run in the console's origin.
+	if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "sandbox") || !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("logo Content-Security-Policy %q, want a sandbox with nothing allowed", csp)
+	}
 	r = in.sdkGet("/sdk-assets/brand.css")
 	// A light accent gets dark text on its buttons.
 	if r.Status != 200 || !strings.Contains(string(r.Body), "--accent:#ffcc00") || !strings.Contains(string(r.Body), "--accent-text:#111111") ||
