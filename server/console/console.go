@@ -298,7 +298,6 @@ func (c *Console) fail(w http.ResponseWriter, r *Request, err error) {
 	}
 }
 
-// redirect answers a successful POST: 303 to path with a flash code.
 // FormAddress serves GET at the address of a form that only takes POST.
 // A refused form's page is the POST's answer, so its address stays in the
 // browser's bar; opened again (a reload, Enter, a restored tab, the
@@ -317,6 +316,7 @@ func (c *Console) FormAddress(page string) Handler {
 	}
 }
 
+// redirect answers a successful POST: 303 to path with a flash code.
 func redirect(w http.ResponseWriter, r *Request, path, ok string) error {
 	if ok != "" {
 		sep := "?"
