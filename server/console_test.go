@@ -369,6 +369,8 @@ func TestConsoleDecision(t *testing.T) {
 	if st["reviewStatus"] != "completed" || st["reviewAnswer"] != "GREEN" || st["moderationComment"] != "looks fine\nsecond line" {
 		t.Fatalf("status after the console decision: %v", st)
 	}
+	// The page shows it on its lines (white-space: pre-line).
+	b.page("/console/applicants/manual-1", `<td class="text">looks fine`+"\n"+`second line</td>`)
 	got := rc.reviewed(t, secret)
 	if got["externalUserId"] != "manual-1" || got["reviewResult"].(map[string]any)["reviewAnswer"] != "GREEN" {
 		t.Fatalf("applicantReviewed %v", got)
