@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -852,6 +853,27 @@ func TestReviewHistoryReturnsAtMost200(t *testing.T) {
 	if len(walk) != 200 || walk[199] != second.Items[len(second.Items)-1] || rest.NextCursor != nil || rest.TotalItems != 213 {
 		t.Errorf("a walk with 2 events added between its pages: %d items ending %v, last cursor %v, totalItems %d; want the 200 it began with, ending %v, and 213",
 			len(walk), walk[len(walk)-1], rest.NextCursor, rest.TotalItems, second.Items[len(second.Items)-1])
+	}
+	// A cursor of the release before names only its position, and one
+	// may name a newest entry that is not there: either walks on to the
+	// 200th newest and no further.
+	var all page
+	in.expect(200, "GET", "/v1/applicants/busy/review-history?limit=200", nil).json(t, &all)
+	for _, c := range []string{all.Items[149].ID, all.Items[149].ID + ",not-an-entry", all.Items[149].ID + "," + all.Items[180].ID} {
+		n := 0
+		cursor := base64.RawURLEncoding.EncodeToString([]byte("history:" + c))
+		for pages := 0; cursor != "" && pages < 40; pages++ {
+			var p page
+			in.expect(200, "GET", "/v1/applicants/busy/review-history?limit=10&cursor="+cursor, nil).json(t, &p)
+			n += len(p.Items)
+			cursor = ""
+			if p.NextCursor != nil {
+				cursor = *p.NextCursor
+			}
+		}
+		if n != 50 {
+			t.Errorf("a walk from the 150th newest with cursor %q returned %d, want the 50 older ones of the 200 newest", c, n)
+		}
 	}
 }
 

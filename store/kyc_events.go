@@ -125,13 +125,23 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 		// The pages before ended with the cursor's entry: skip up to it,
 		// whatever the filters (a cursor is a position).
 		skipping := after != ""
-		ranked, rank := top == "", 0
+		// newer counts the matching entries newer than the walk's
+		// newest, which came after the walk began and do not count
+		// towards the 200; a cursor without that entry (of a release
+		// before, or one whose entry is not before its position) counts
+		// from the newest, as then.
+		newer, found := 0, top == ""
 		for _, h := range all {
 			last := skipping && h.ID == after
 			if last {
 				skipping = false
 			}
-			ranked = ranked || h.ID == top || last
+			if !found && h.ID == top {
+				found, newer = true, out.TotalItems
+			}
+			if !found && last {
+				found, top = true, "" // not before the position: none
+			}
 			if h.Internal || !inList(historyEventTypes(), h.EventType) ||
 				(q.EventType != "" && h.EventType != q.EventType) || (!q.Since.IsZero() && h.AtUtc.Before(q.Since)) {
 				continue
@@ -140,19 +150,20 @@ func (s *Store) ReviewHistory(env Env, extID string, q HistoryQuery) (HistoryPag
 			// Only the newest maxHistoryReturned matching events are ever
 			// returned, over all pages (the seed: at most 200 events per
 			// applicant); totalItems still counts them all.
-			if ranked {
-				rank++
-			}
 			switch {
 			case skipping || last:
-			case rank > maxHistoryReturned:
+			case out.TotalItems-newer > maxHistoryReturned:
 			case len(out.Items) < q.Limit:
 				out.Items = append(out.Items, h)
-				if top == "" {
-					top = h.ID
-				}
 			case out.NextCursor == nil:
-				cur := base64.RawURLEncoding.EncodeToString([]byte(historyCursorPrefix + out.Items[len(out.Items)-1].ID + "," + top))
+				next := out.Items[len(out.Items)-1].ID
+				switch {
+				case q.Cursor == "":
+					next += "," + out.Items[0].ID // the walk's newest
+				case top != "":
+					next += "," + top
+				}
+				cur := base64.RawURLEncoding.EncodeToString([]byte(historyCursorPrefix + next))
 				out.NextCursor = &cur
 			}
 		}
