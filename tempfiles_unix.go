@@ -20,9 +20,27 @@ func processEnded(pid int) bool {
 // server writing to a file no name reaches, and every write it answers
 // afterwards is lost at its next start. Held until the copy is renamed
 // into place, it also keeps a server from opening out meanwhile.
+//
+// An OUT that is not a regular file (a named pipe, a device such as
+// /dev/null) is refused: the copy would replace it, and opening a pipe
+// waits for a writer. One this user may not open is not checked (the
+// rename needs only the directory's permission, as before).
 func lockOut(out string) (release func(), err error) {
-	f, err := os.Open(out)
+	fi, err := os.Stat(out)
 	if errors.Is(err, os.ErrNotExist) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("OUT %s is not a regular file (%s): the copy would replace it; name a file (backup writes to stdout with -)", out, fi.Mode().Type())
+	}
+	f, err := os.OpenFile(out, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, os.ErrPermission) {
+		f, err = os.OpenFile(out, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	}
+	if errors.Is(err, os.ErrPermission) {
 		return func() {}, nil
 	}
 	if err != nil {
