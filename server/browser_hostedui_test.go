@@ -723,6 +723,28 @@ func TestBrowserSubmitOnce(t *testing.T) {
 	tb.waitFor("#waiting")
 	tb.lacks("not possible")
 
+	// A submission stopped on its way (Esc, a lost connection) can be
+	// made again once the double tap's two seconds have passed.
+	in.createApplicant("again-1", "Green")
+	_, page = in.session("again-1", map[string]any{})
+	tb = in.chrome(t, phone)
+	tb.open(page + "?step=identity_doc")
+	tb.consent()
+	tb.issuingCountry("GBR")
+	sent = eval[[]bool](tb, `(() => {
+		const seen = [];
+		document.addEventListener('submit', e => { seen.push(e.defaultPrevented); e.preventDefault(); });
+		const f = document.querySelector("form[action$='/documents']");
+		f.noValidate = true; // no file chosen: the test's own listener stops both
+		f.querySelector('button[type=submit]').click();
+		f.setAttribute('data-sent', String(Date.now() - 2500)); // the first, 2.5 s ago, stopped
+		f.querySelector('button[type=submit]').click();
+		return seen;
+	})()`)
+	if len(sent) != 2 || sent[0] || sent[1] {
+		t.Errorf("a submission 2.5 s after one that was stopped: prevented %v, want both sent", sent)
+	}
+
 	_, page = in.session("twice-2", map[string]any{})
 	tb = in.chrome(t, phone)
 	tb.open(page + "?step=review")
@@ -740,6 +762,33 @@ func TestBrowserSubmitOnce(t *testing.T) {
 	}
 	if loc := tb.location(); !strings.HasSuffix(loc, page) {
 		t.Errorf("the verdict is at %s, want the page %s", loc, page)
+	}
+
+	// Back from the partner's returnUrl to the verdict, which the
+	// countdown left: it is not loaded again (a new countdown would send
+	// the applicant on to the partner once more).
+	site := newPartnerSite(t)
+	in.createApplicant("back-2", "Green")
+	in.expect(200, "POST", "/v1/applicants/back-2/verify", verifyBody(t, 99))
+	_, page = in.session("back-2", map[string]any{"returnUrl": site.URL + "/done"})
+	tb = in.chrome(t, phone)
+	tb.open(page)
+	tb.waitFor("#countdown")
+	verdict := eval[string](tb, `String(performance.timeOrigin)`)
+	select {
+	case <-site.got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the countdown did not lead to returnUrl")
+	}
+	tb.waitNewDocument(verdict)
+	partner := eval[string](tb, `String(performance.timeOrigin)`)
+	eval[any](tb, `history.back()`) // a page from the back/forward cache fires no load event
+	tb.waitNewDocument(partner)
+	if !eval[bool](tb, `!!document.querySelector('#verdict')`) {
+		t.Fatalf("Back from returnUrl: not the verdict, at %s", tb.location())
+	}
+	if origin := eval[string](tb, `String(performance.timeOrigin)`); origin != verdict {
+		t.Errorf("Back from returnUrl loaded the verdict page again (a new countdown)")
 	}
 
 	// Back to a step just done: the browser's back/forward cache would

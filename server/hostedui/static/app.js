@@ -12,17 +12,24 @@
   // a second time (the server sends a form's address on to the page).
   function again() { window.location.replace(window.location.href.split('#')[0]); }
 
-  // A form goes once: a second tap while the first submission is on its
-  // way would post it again (a double tap on Submit answered 409 over the
-  // waiting view). A page the browser restores from its back/forward
-  // cache shows the state of when it was left (a step not marked done, a
-  // form held back): it loads afresh.
+  // A second tap within two seconds of a form's submission sends nothing:
+  // a double tap posted it twice (the second answered 409 over the
+  // waiting view). Later taps send it again, so a submission the
+  // applicant stopped (Esc, a lost connection) can be made again.
   document.addEventListener('submit', function (e) {
     var f = e.target;
-    if (f.getAttribute('data-sent')) { e.preventDefault(); return; }
-    f.setAttribute('data-sent', '1');
+    var sent = Number(f.getAttribute('data-sent'));
+    if (sent && Date.now() - sent < 2000) { e.preventDefault(); return; }
+    f.setAttribute('data-sent', String(Date.now()));
   });
-  window.addEventListener('pageshow', function (e) { if (e.persisted) again(); });
+  // A step the browser restores from its back/forward cache shows the
+  // state of when it was left (an upload not marked done): it loads
+  // afresh. Not a verdict, whose countdown would send the applicant on
+  // to the partner again, nor the waiting view, which polls by itself.
+  window.addEventListener('pageshow', function (e) {
+    var mode = body.getAttribute('data-mode');
+    if (e.persisted && (mode === 'step' || mode === 'intro')) again();
+  });
 
   // Put captured blobs into a file input so the form posts them as if chosen.
   function setFiles(input, blobs) {
