@@ -414,7 +414,7 @@ func (p *sdkPage) fill() {
 		case "legalForm":
 			v.Input = "select"
 			for _, l := range store.LegalForms() {
-				v.Options = append(v.Options, sdkOption{Value: l, Label: p.T("legal." + l)})
+				v.Options = append(v.Options, sdkOption{Value: l, Label: p.legalFormLabel(l)})
 			}
 		}
 		p.Fields = append(p.Fields, v)
@@ -445,6 +445,22 @@ func (p *sdkPage) fill() {
 	for _, r := range store.UboRoles() {
 		p.UboForm.Roles = append(p.UboForm.Roles, sdkOption{Value: r, Label: p.T("role." + r)})
 	}
+}
+
+// legalFormLabel is how the page writes the legal form l: a word in the
+// page's language, an abbreviation as the law writes it.
+func (p *sdkPage) legalFormLabel(l string) string {
+	switch l {
+	case "partnership", "sole_proprietorship", "foundation", "trust", "other":
+		return p.T("legal." + l)
+	case "ltd":
+		return "Ltd"
+	case "gmbh":
+		return "GmbH"
+	case "inc", "corp":
+		return strings.ToUpper(l[:1]) + l[1:] + "."
+	}
+	return strings.ToUpper(l)
 }
 
 // fillUbos lists the beneficial-owner rows with their states in words.
