@@ -790,6 +790,19 @@ func TestBrowserSubmitOnce(t *testing.T) {
 	if origin := eval[string](tb, `String(performance.timeOrigin)`); origin != verdict {
 		t.Errorf("Back from returnUrl loaded the verdict page again (a new countdown)")
 	}
+	// And it counts down no more, restored or loaded anew (a browser
+	// without the cache): the applicant came back on purpose.
+	quiet := `(() => { const c = document.querySelector('#countdown'); return !!c && c.hidden && !document.querySelector('#stay'); })()`
+	for i := 0; !eval[bool](tb, quiet); i++ {
+		if i == 100 {
+			t.Fatal("the verdict restored by Back still counts down")
+		}
+		time.Sleep(20 * time.Millisecond) // polls the browser, not the clock under test
+	}
+	tb.open(page)
+	if !eval[bool](tb, quiet) {
+		t.Error("the verdict loaded again after the applicant went back to the partner counts down again")
+	}
 
 	// Back to a step just done: the browser's back/forward cache would
 	// show it as it was left (no "✓ Uploaded", the file required again);

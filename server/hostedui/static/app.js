@@ -258,11 +258,25 @@
   var back = document.getElementById('return');
   var stay = document.getElementById('stay');
   if (countdown && back) {
+    // Once the applicant went back to the partner (the countdown, or
+    // Continue), the verdict shown again in this tab (Back, restored from
+    // the browser's cache or loaded anew) counts down no more: they came
+    // back on purpose, and Continue is there.
+    var key = 'complybox-returned-' + token;
+    var returned = function () { try { return sessionStorage.getItem(key) === '1'; } catch (e) { return false; } };
+    var leave = function () { try { sessionStorage.setItem(key, '1'); } catch (e) { /* private mode: no memory */ } };
+    var quiet = function () {
+      clearTimeout(timer);
+      countdown.hidden = true;
+      if (stay) stay.remove();
+    };
+    back.addEventListener('click', leave);
+    window.addEventListener('pageshow', function (e) { if (e.persisted && returned()) quiet(); });
     countdown.hidden = false;
     var left = parseInt(countdown.getAttribute('data-seconds'), 10) || 5;
     var timer = null;
     var tick = function () {
-      if (left <= 0) { window.location.assign(back.href); return; }
+      if (left <= 0) { leave(); window.location.assign(back.href); return; }
       countdown.textContent = left === 1 ? t('countdown-one') : t('countdown').replace('%d', left);
       left--;
       timer = setTimeout(tick, 1000);
@@ -276,7 +290,7 @@
         back.focus();
       });
     }
-    tick();
+    if (returned()) quiet(); else tick();
   }
 
   // Waiting for the verdict: poll the state with backoff, load the page
