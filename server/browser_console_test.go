@@ -207,7 +207,7 @@ func TestBrowserConsoleWideValuesWrap(t *testing.T) {
 	in.expect(200, "POST", "/v1/applicants/url-comment/verify", verifyBody(t, 91))
 	in.waitReviewStatus("url-comment", "awaitingOperatorReview")
 	in.expect(200, "POST", "/v1/admin/applicants/url-comment/decision", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY",
-		"rejectLabels": []string{"OTHER"}, "moderationComment": "See https://docs.partner.example/compliance/cases/2026/11/ABCDEF1234567890/evidence?ref=complybox"},
+		"rejectLabels": []string{"OTHER"}, "moderationComment": "See https://docs.partner.example/compliance/cases/2026/11/ABCDEF1234567890/evidence?ref=complybox\nand the second line"},
 		"X-Api-Key", ak, "X-Api-Secret", as)
 	in.createCompany("wide-co", "Wide"+strings.Repeat("Holding", 12)+" GmbH",
 		map[string]any{"fullName": "Ada Owner", "dateOfBirth": "1980-01-01", "ownershipPercent": 60, "roles": []string{"ubo"}})
@@ -226,6 +226,12 @@ func TestBrowserConsoleWideValuesWrap(t *testing.T) {
 			tb.open(p)
 			if wide := eval[int](tb, `document.documentElement.scrollWidth`); wide > int(vp.W) {
 				t.Errorf("%s is %d px wide at %d px; widest: %s", p, wide, vp.W, eval[string](tb, `Array.from(document.querySelectorAll('main *')).filter(e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest('.scroll')).slice(0, 4).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('; ')`))
+			}
+			if p == "/console/applicants/url-comment" {
+				// The comment keeps its line break in every cell that shows it.
+				if ws := eval[string](tb, `Array.from(document.querySelectorAll('td.text')).map(e => getComputedStyle(e).whiteSpace).join(',')`); ws != "pre-line,pre-line" && ws != "pre-line,pre-line,pre-line" {
+					t.Errorf("comment cells' white-space: %q, want pre-line", ws)
+				}
 			}
 			if over := eval[string](tb, `Array.from(document.querySelectorAll('.card table.kv')).filter(t => t.getBoundingClientRect().right > t.closest('.card').getBoundingClientRect().right + 1).map(t => t.closest('.card').querySelector('h2, caption') ? t.closest('.card').querySelector('h2, caption').textContent : '?').join('; ')`); over != "" {
 				t.Errorf("%s at %d px: tables run out of their card: %s", p, vp.W, over)
