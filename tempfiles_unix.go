@@ -21,12 +21,12 @@ func processEnded(pid int) bool {
 // afterwards is lost at its next start. Held until the copy is renamed
 // into place, it also keeps a server from opening out meanwhile.
 //
-// An OUT that is not a regular file (a named pipe, a device such as
-// /dev/null) is refused: the copy would replace it, and opening a pipe
-// waits for a writer. One this user may not open is not checked (the
-// rename needs only the directory's permission, as before).
+// An OUT that is not a regular file (a symbolic link, which the copy
+// would replace, not write through; a named pipe, whose open waits for a
+// writer; a device such as /dev/null) is refused, and so is one this user
+// can neither read nor write: whether a server holds it cannot be told.
 func lockOut(out string) (release func(), err error) {
-	fi, err := os.Stat(out)
+	fi, err := os.Lstat(out)
 	if errors.Is(err, os.ErrNotExist) {
 		return func() {}, nil
 	}
@@ -41,7 +41,7 @@ func lockOut(out string) (release func(), err error) {
 		f, err = os.OpenFile(out, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	}
 	if errors.Is(err, os.ErrPermission) {
-		return func() {}, nil
+		return nil, fmt.Errorf("OUT %s exists and may not be opened by this user, so whether a running server holds it cannot be told: remove it first, or choose another OUT", out)
 	}
 	if err != nil {
 		return nil, err
