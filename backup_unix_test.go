@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// TestCopyOntoANamedPipe: a named pipe or a symbolic link (or a device)
+// TestCopyOntoWhatIsNoRegularFile: a named pipe or a symbolic link (or a device)
 // as OUT of backup or compact is refused, exit 1, and stays: the copy
 // would replace it, and opening a pipe to lock it waited for a writer
 // for ever.
-func TestCopyOntoANamedPipe(t *testing.T) {
+func TestCopyOntoWhatIsNoRegularFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "complybox.db")
