@@ -275,14 +275,7 @@ func (s *Server) failTransaction(w http.ResponseWriter, r *request) error {
 	if err := wire.Decode(r.Request, &in); err != nil {
 		return err
 	}
-	reason := "Failed on request"
-	if in.Reason != nil {
-		if *in.Reason == "" || utf8.RuneCountInString(*in.Reason) > 500 {
-			return store.Invalid("reason", "reason must be 1 to 500 characters")
-		}
-		reason = *in.Reason
-	}
-	x, err := s.store.FailTransaction(r.env, r.id(), reason)
+	x, err := s.store.FailTransaction(r.env, r.id(), in.Reason)
 	if err != nil {
 		return err
 	}

@@ -1188,7 +1188,7 @@ func TestCreatedAnswersTheStoredRecord(t *testing.T) {
 }
 
 // TestFailReasonCountsCharacters: a fail reason is 1 to 500 characters, not
-// bytes.
+// bytes, of text.
 func TestFailReasonCountsCharacters(t *testing.T) {
 	t.Parallel()
 	in := start(t, func(o *options) { o.settings.Chain.AutoAdvance = false })
@@ -1204,6 +1204,20 @@ func TestFailReasonCountsCharacters(t *testing.T) {
 	r := in.expect(400, "POST", "/transactions/"+id+"/fail", map[string]any{"reason": strings.Repeat("é", 501)})
 	if _, f := errField(t, r); f != "reason" {
 		t.Errorf("501-character reason: field %q", f)
+	}
+	// It goes into the record and the transaction.status.updated webhook:
+	// blank text and control characters are refused, as for a note, and
+	// nothing changes.
+	for _, bad := range []string{"", "   ", "a\u0000b", "node\nrejected", "x\u007f"} {
+		r := in.expect(400, "POST", "/transactions/"+id+"/fail", map[string]any{"reason": bad})
+		if _, f := errField(t, r); f != "reason" {
+			t.Errorf("reason %q: field %q", bad, f)
+		}
+	}
+	var x struct{ Status string }
+	in.expect(200, "GET", "/transactions/"+id, nil).json(t, &x)
+	if x.Status == "Failed" {
+		t.Fatalf("a refused reason failed the transaction")
 	}
 	in.expect(200, "POST", "/transactions/"+id+"/fail", map[string]any{"reason": strings.Repeat("é", 500)})
 }

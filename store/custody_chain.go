@@ -187,10 +187,22 @@ func (s *Store) AdvanceTransaction(env Env, id string) (Transaction, error) {
 }
 
 // FailTransaction moves a transaction that is not final to Failed with
-// reason, releasing its reservation. Returns ENOTFOUND transaction_not_found
-// and ECONFLICT invalid_transition.
-func (s *Store) FailTransaction(env Env, id, reason string) (Transaction, error) {
-	return s.moveTransaction(env, id, func(Transaction) (string, string) { return StatusFailed, reason })
+// reason (nil: "Failed on request"), releasing its reservation. Returns
+// EINVALID naming reason (blank, over 500 characters or with a control
+// character: it goes into the record and its webhook), ENOTFOUND
+// transaction_not_found and ECONFLICT invalid_transition.
+func (s *Store) FailTransaction(env Env, id string, reason *string) (Transaction, error) {
+	why := "Failed on request"
+	if reason != nil {
+		if strings.TrimSpace(*reason) == "" {
+			return Transaction{}, Invalid("reason", "reason must not be blank; omit it for %q", why)
+		}
+		if err := checkText("reason", *reason, 500); err != nil {
+			return Transaction{}, err
+		}
+		why = *reason
+	}
+	return s.moveTransaction(env, id, func(Transaction) (string, string) { return StatusFailed, why })
 }
 
 // CancelTransaction cancels a transaction in Submitted or PendingSignature,

@@ -70,7 +70,7 @@ func TestTransactionStateMachine(t *testing.T) {
 				// Bring x to status at.
 				switch at {
 				case "Failed":
-					x, err = s.FailTransaction(env, x.TransactionID, "setup")
+					x, err = s.FailTransaction(env, x.TransactionID, ptr("setup"))
 				case "Cancelled":
 					x, err = s.CancelTransaction(env, x.TransactionID)
 				default:
@@ -104,7 +104,7 @@ func TestTransactionStateMachine(t *testing.T) {
 				case "advance":
 					got, err = s.AdvanceTransaction(env, x.TransactionID)
 				case "fail":
-					got, err = s.FailTransaction(env, x.TransactionID, "boom")
+					got, err = s.FailTransaction(env, x.TransactionID, ptr("boom"))
 				case "cancel":
 					got, err = s.CancelTransaction(env, x.TransactionID)
 				}
@@ -143,7 +143,7 @@ func TestTransactionStateMachine(t *testing.T) {
 	}
 	for _, x := range all {
 		if x.CompletedAt.IsZero() {
-			if _, err := s.FailTransaction(env, x.TransactionID, "cleanup"); err != nil {
+			if _, err := s.FailTransaction(env, x.TransactionID, ptr("cleanup")); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -60,7 +60,7 @@ func TestOpenReadsOnlyStalled(t *testing.T) {
 	s := open(true)
 	scheduled := deposits(s, 400) // each has its simulator step
 	for _, id := range scheduled[:100] {
-		if _, err := s.FailTransaction(store.Sandbox, id, "test"); err != nil { // final
+		if _, err := s.FailTransaction(store.Sandbox, id, ptr("test")); err != nil { // final
 			t.Fatal(err)
 		}
 	}
@@ -73,7 +73,7 @@ func TestOpenReadsOnlyStalled(t *testing.T) {
 	if x, err := s.AdvanceTransaction(store.Sandbox, made[3]); err != nil || x.Status == "Completed" {
 		t.Fatalf("advance: %+v %v", x, err)
 	}
-	if _, err := s.FailTransaction(store.Sandbox, made[4], "test"); err != nil {
+	if _, err := s.FailTransaction(store.Sandbox, made[4], ptr("test")); err != nil {
 		t.Fatal(err)
 	}
 	stalled := made[:4]
