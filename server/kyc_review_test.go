@@ -611,7 +611,8 @@ func TestMissingStepDataNamesStep(t *testing.T) {
 }
 
 // TestModerationCommentCountsCharacters: moderationComment is at most 2000
-// characters, not bytes, in the operator's decision and the forced verdict.
+// characters, not bytes, of text (line breaks but no other control
+// character), in the operator's decision and the forced verdict.
 func TestModerationCommentCountsCharacters(t *testing.T) {
 	t.Parallel()
 	in := start(t)
@@ -633,9 +634,22 @@ func TestModerationCommentCountsCharacters(t *testing.T) {
 	if _, f := errField(t, r); f != "moderationComment" {
 		t.Errorf("decision with 2001 characters: field %q", f)
 	}
-	st = in.expect(200, "POST", "/v1/admin/applicants/mc-op/decision", map[string]any{"reviewAnswer": "GREEN", "moderationComment": at}, "X-Api-Key", key, "X-Api-Secret", sec).m(t)
-	if st["moderationComment"] != at {
-		t.Errorf("decision's comment %.40v", st["moderationComment"])
+	// The comment is text: control characters are refused (it reaches
+	// the status, applicantReviewed and the hosted page), line breaks kept.
+	for _, bad := range []string{"a\x00b", "tab\there", "bell\a", "del\x7f"} {
+		r = in.expect(400, "POST", "/v1/applicants/mc-sbx/sandbox/review", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY", "rejectLabels": []string{"FORGERY"}, "moderationComment": bad})
+		if _, f := errField(t, r); f != "moderationComment" {
+			t.Errorf("forced verdict's comment %q: field %q", bad, f)
+		}
+		r = in.expect(400, "POST", "/v1/admin/applicants/mc-op/decision", map[string]any{"reviewAnswer": "GREEN", "moderationComment": bad}, "X-Api-Key", key, "X-Api-Secret", sec)
+		if _, f := errField(t, r); f != "moderationComment" {
+			t.Errorf("decision's comment %q: field %q", bad, f)
+		}
+	}
+	lines := strings.Repeat("é", 1990) + "\r\nab\ncdefg" // 2000 characters
+	st = in.expect(200, "POST", "/v1/admin/applicants/mc-op/decision", map[string]any{"reviewAnswer": "GREEN", "moderationComment": lines}, "X-Api-Key", key, "X-Api-Secret", sec).m(t)
+	if st["moderationComment"] != lines {
+		t.Errorf("decision's comment of 2000 characters on three lines: %.40q", st["moderationComment"])
 	}
 }
 

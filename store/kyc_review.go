@@ -393,7 +393,9 @@ func (d *Decision) validate(forced bool) error {
 	if longerThan(d.ModerationComment, 2000) {
 		return Invalid("moderationComment", "moderationComment must be at most 2000 characters")
 	}
-	return nil
+	// The comment reaches the status, applicantReviewed and the hosted
+	// page: text, on several lines if need be.
+	return checkControl("moderationComment", d.ModerationComment, true)
 }
 
 func (d Decision) apply(t *txn, st *Step) {
