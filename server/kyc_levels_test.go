@@ -65,6 +65,16 @@ func TestLevels(t *testing.T) {
 		{map[string]any{"name": "e", "applicantType": "individual", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "choice"}}}, "questionnaire[0].options"},
 		{map[string]any{"name": "f", "applicantType": "individual", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "essay"}}}, "questionnaire[0].type"},
 		{map[string]any{"name": "g", "applicantType": "individual", "steps": "selfie"}, "steps"},
+		// A question's id, text and options are text; options are picked
+		// from, so each is a non-blank string given once (a null in the
+		// list is no option).
+		{map[string]any{"name": "q1", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q\x00", "text": "?", "type": "text"}}}, "questionnaire[0].id"},
+		{map[string]any{"name": "q2", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q 1", "text": "?", "type": "text"}}}, "questionnaire[0].id"},
+		{map[string]any{"name": "q3", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "Q\x01", "type": "text"}}}, "questionnaire[0].text"},
+		{map[string]any{"name": "q4", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "choice", "options": []any{"a", nil}}}}, "questionnaire[0].options[1]"},
+		{map[string]any{"name": "q5", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "choice", "options": []any{"a", "  "}}}}, "questionnaire[0].options[1]"},
+		{map[string]any{"name": "q6", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "choice", "options": []any{"a", "b", "a"}}}}, "questionnaire[0].options[2]"},
+		{map[string]any{"name": "q7", "steps": []map[string]any{{"kind": "questionnaire"}}, "questionnaire": []map[string]any{{"id": "q", "text": "?", "type": "choice", "options": []any{"a\tb"}}}}, "questionnaire[0].options[0]"},
 		// Company data on an individual level is named by the list sent.
 		{map[string]any{"name": "h", "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}, "companyRequiredDocuments": []string{"certificate_of_incorporation"}}, "companyRequiredDocuments"},
 		{map[string]any{"name": "i", "applicantType": "individual", "steps": []map[string]any{{"kind": "selfie"}}, "companyRequiredFields": []string{"companyName"}}, "companyRequiredFields"},

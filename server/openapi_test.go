@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -281,4 +283,64 @@ func TestOpenAPIDescribesTheCustodyRecords(t *testing.T) {
 	for name, rec := range records {
 		sameKeys(t, "schema "+name, rec, doc.Components.Schemas[name].Required...)
 	}
+}
+
+// TestOpenAPIFragmentsGiveEachKeyOnce: no object of the document's sources
+// names a key twice. JSON leaves a repeated key open, so one tool reads
+// the first (an operation's description, say) and another the last, and
+// a partner reads the one its tool picked.
+func TestOpenAPIFragmentsGiveEachKeyOnce(t *testing.T) {
+	t.Parallel()
+	paths, err := filepath.Glob("openapi/*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("openapi/*.json: %v (%d files)", err, len(paths))
+	}
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(src))
+		if err := keysOnce(dec, "$"); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// keysOnce reads one JSON value from dec and reports the first object in
+// it (named by its path) that gives a key twice.
+func keysOnce(dec *json.Decoder, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key := k.(string)
+			if seen[key] {
+				return fmt.Errorf("%s gives %q twice", path, key)
+			}
+			seen[key] = true
+			if err := keysOnce(dec, path+"."+key); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := keysOnce(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Step kinds of a level.
@@ -259,8 +260,40 @@ func (l Level) validate() error {
 			return Invalid(f+".options", "a choice question needs options")
 		case q.Type != "choice" && len(q.Options) > 0:
 			return Invalid(f+".options", "only choice questions have options")
+		case strings.ContainsFunc(q.ID, unicode.IsSpace):
+			return Invalid(f+".id", "a question id names the answer: no spaces")
+		}
+		if err := checkControl(f+".id", q.ID, false); err != nil {
+			return err
+		}
+		if err := checkControl(f+".text", q.Text, false); err != nil {
+			return err
+		}
+		if err := checkOptions(f+".options", q.Options); err != nil {
+			return err
 		}
 		ids[q.ID] = true
+	}
+	return nil
+}
+
+// checkOptions checks a choice question's options: each a non-blank text
+// (a null in the list reads as ""), given once, since the applicant picks
+// one and the answer is compared with them.
+func checkOptions(field string, options []string) error {
+	seen := make(map[string]bool, len(options))
+	for i, o := range options {
+		f := field + "[" + itoa(i) + "]"
+		if strings.TrimSpace(o) == "" {
+			return Invalid(f, "an option must be a non-blank string")
+		}
+		if seen[o] {
+			return Invalid(f, "option %q appears twice", o)
+		}
+		seen[o] = true
+		if err := checkControl(f, o, false); err != nil {
+			return err
+		}
 	}
 	return nil
 }
