@@ -598,7 +598,13 @@ func TestSDKAPI(t *testing.T) {
 			// As on the partner's API: exact names, each once.
 			`{"email":"ada@example.com","email":"eve@example.com"}`: "email",
 			`{"EMAIL":"ada@example.com"}`:                           "EMAIL",
-			`{"fields":{"phone":"+49 30 1","phone":"+49 30 2"}}`:    "phone",
+			// Wrapped, a field is named as in the flat form.
+			`{"fields":{"phone":"+49 30 1","phone":"+49 30 2"}}`: "phone",
+			`{"fields":{"phone":5}}`:                             "phone",
+			`{"info":{"email":"not-an-email"}}`:                  "email",
+			// Flat and wrapped at once: the member beside the wrapper.
+			`{"fields":{"phone":"+49 30 1"},"x":1}`: "x",
+			`{"a":1,"info":{"phone":"+49 30 1"}}`:   "a",
 		} {
 			r := in.sdkAPI("POST", "/api/v1/sdk/personal-info", token, body)
 			wantStatusCode(t, r, 400, body)
@@ -787,11 +793,24 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 	wantHTML(t, r, `Beneficial owners belong to a company&#39;s verification; this one is for a person\.`)
 	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}, "q.note": {strings.Repeat("a\r\n", 1000)}}), 303, "2,000 characters with line breaks")
 	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}, "q.note": {strings.Repeat("é", 2000)}}), 303, "answers")
-	r = in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{"pep":"maybe","source":"salary"}`)
-	wantStatusCode(t, r, 400, "bad boolean")
-	if _, f := errField(t, r); f != "questionnaire.pep" {
-		t.Errorf("field %q", f)
+	// Every answer error names questionnaire.<id>: a wrong type, an
+	// answer given twice (the first is not silently dropped), text that is
+	// not UTF-8 or holds a control character.
+	for body, field := range map[string]string{
+		`{"pep":"maybe","source":"salary"}`:                          "questionnaire.pep",
+		`{"pep":false,"source":"salary","source":"savings"}`:         "questionnaire.source",
+		`{"pep":false,"source":"savings","note":"a\u0000b"}`:         "questionnaire.note",
+		`{"pep":false,"source":"savings","note":"a\tb"}`:             "questionnaire.note",
+		"{\"pep\":false,\"source\":\"savings\",\"note\":\"a\xffb\"}": "questionnaire.note",
+	} {
+		r = in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, body)
+		wantStatusCode(t, r, 400, body)
+		if _, f := errField(t, r); f != field {
+			t.Errorf("%s: field %q, want %q", body, f, field)
+		}
 	}
+	// A text answer keeps its line breaks.
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{"pep":false,"source":"savings","note":"two\nlines"}`), 200, "answer on two lines")
 	st := in.sdkAPI("GET", "/api/v1/sdk/state", token, "").m(t)
 	qs := st["questionnaire"].([]any)
 	if qs[0].(map[string]any)["answer"] != false || qs[1].(map[string]any)["answer"] != "savings" {
@@ -807,7 +826,18 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 	if live != 4 {
 		t.Errorf("liveness frames %d, want the last upload's 4", live)
 	}
-	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, ""), 200, "submit")
+	// Submit takes no body, as POST …/review: anything but an empty body
+	// or a JSON object is refused and changes nothing.
+	for _, body := range []string{"garbage", "[1]", `"x"`} {
+		r := in.sdkAPI("POST", "/api/v1/sdk/submit", token, body)
+		if code, _ := errField(t, r); r.Status != 400 || code != "malformed_json" {
+			t.Errorf("submit with %s: %d %s", body, r.Status, code)
+		}
+	}
+	if rs := in.expect(200, "GET", "/v1/applicants/live1/status", nil).m(t)["reviewStatus"]; rs == "in_review" || rs == "completed" {
+		t.Fatalf("a refused submit sent the applicant to review: %v", rs)
+	}
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/submit", token, `{"any":"member"}`), 200, "submit")
 	in.advance(2 * time.Second)
 	if v := in.sdkVerdict(token); v["reviewAnswer"] != "GREEN" {
 		t.Errorf("verdict %v", v)

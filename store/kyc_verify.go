@@ -400,6 +400,9 @@ func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 			if utf8.RuneCountInString(strings.ReplaceAll(s, "\r\n", "\n")) > MaxAnswerLength {
 				return Invalid(f, "the answer to %q must be at most %d characters", q.ID, MaxAnswerLength)
 			}
+			if err := checkControl(f, s, true); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"slices"
@@ -106,15 +107,27 @@ func (ui *UI) PersonalInfo(w http.ResponseWriter, r *http.Request, token string)
 		return err
 	}
 	for _, wrap := range []string{"fields", "info"} {
-		if inner, ok := in[wrap]; ok && len(in) == 1 && bytes.HasPrefix(bytes.TrimSpace(inner), []byte("{")) {
-			// {"fields": {...}} or {"info": {...}} (as the applicant shows
-			// them) is read as the fields themselves.
-			in = nil
-			if err := wire.DecodeBytes(inner, &in); err != nil {
-				return err
-			}
-			break
+		inner, ok := in[wrap]
+		if !ok || !bytes.HasPrefix(bytes.TrimSpace(inner), []byte("{")) {
+			continue
 		}
+		if len(in) > 1 {
+			others := slices.Sorted(maps.Keys(in))
+			other := others[0]
+			if other == wrap {
+				other = others[1]
+			}
+			return store.Invalid(other, "%s: send the fields either flat or all inside %q, not both", other, wrap)
+		}
+		// {"fields": {...}} or {"info": {...}} (as the applicant shows
+		// them) is read as the fields themselves: its errors name the
+		// field as the flat form's do (field_locked "firstName", SPEC
+		// §3.8).
+		in = nil
+		if err := wire.DecodeBytes(inner, &in); err != nil {
+			return err
+		}
+		break
 	}
 	st, err := ui.store.SDKPersonalInfo(token, in)
 	if err != nil {
@@ -146,7 +159,9 @@ func (ui *UI) Documents(w http.ResponseWriter, r *http.Request, token string) er
 func (ui *UI) Questionnaire(w http.ResponseWriter, r *http.Request, token string) error {
 	var in map[string]json.RawMessage
 	if err := wire.Decode(r, &in); err != nil {
-		return err
+		// The body is the answers: an answer given twice, or not UTF-8,
+		// is named as every answer error is (questionnaire.<id>).
+		return wire.Within("questionnaire", err)
 	}
 	st, err := ui.store.SDKAnswers(token, in)
 	if err != nil {
@@ -180,6 +195,10 @@ func (ui *UI) AddUbo(w http.ResponseWriter, r *http.Request, token string) error
 
 // Submit serves POST /api/v1/sdk/submit: sends the applicant to review.
 func (ui *UI) Submit(w http.ResponseWriter, r *http.Request, token string) error {
+	// It takes no body, as POST …/review: empty or any JSON object.
+	if err := wire.Decode(r, &struct{}{}); err != nil {
+		return err
+	}
 	st, err := ui.store.SDKSubmit(token)
 	if err != nil {
 		return err

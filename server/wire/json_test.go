@@ -213,9 +213,11 @@ func TestDecodeRefusesBadText(t *testing.T) {
 
 // TestDecodeMemberNames checks what encoding/json lets pass silently: a
 // member that names a struct field only when case is ignored, and a field
-// given twice in one object, are 400 naming the member; any other member
-// (one that names no field, a map's, one inside a value decoded by its
-// own rules) is ignored or kept as before, repeated or not.
+// given twice in one object, are 400 naming the member, and so is a member
+// given twice in an object of data (a map's, one inside a value decoded by
+// its own rules: questionnaire answers, whose last value would win
+// silently); a member that names no field is ignored, repeated or not,
+// and data is compared only with itself, never with field names.
 func TestDecodeMemberNames(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ body, field, want string }{
@@ -227,6 +229,10 @@ func TestDecodeMemberNames(t *testing.T) {
 		{`{"str":"a","str":"b"}`, "str", "given twice"},
 		{`{"str":"a", "str" :"a"}`, "str", "given twice"},
 		{`{"inner":{"name":"a","score":1,"name":"b"}}`, "inner.name", "given twice"},
+		{`{"map":{"k":1,"K":2,"k":3}}`, "map.k", "given twice"},
+		{`{"any":{"a":[{"b":1},{"b":1}],"x":{"y":1,"y":2}}}`, "any.x.y", "given twice"},
+		{`{"raw":{"a":1,"a":2}}`, "raw.a", "given twice"},
+		{`{"raws":[{"x":1},{"x":{"z":1,"z":1}}]}`, "raws[1].x.z", "given twice"},
 	} {
 		var v fuzzBody
 		err := DecodeBytes([]byte(c.body), &v)
@@ -248,7 +254,8 @@ func TestDecodeMemberNames(t *testing.T) {
 	}
 	for _, ok := range []string{
 		`{"str":"a","strPtr":"A","unknown":1,"UNKNOWN":2,"unknown":3,"inner":{"deep":{"score":1}},"inners":[{"deep":{}},{"deep":{}}],"ints":[1,2,3]}`,
-		`{"map":{"k":1,"K":2,"k":3},"any":{"a":[{"b":1},{"b":1}],"x":{"y":1,"y":2}},"raw":{"a":1,"a":2},"raws":[{"x":1},{"x":1}],"at":"2026-11-21T05:17:44.123Z"}`,
+		`{"map":{"k":1,"K":2},"any":{"a":[{"b":1},{"b":1}],"x":{"y":1,"Y":2}},"raw":{"a":1,"A":2},"raws":[{"x":1},{"x":1}],"at":"2026-11-21T05:17:44.123Z"}`,
+		`{"unknown":{"a":1,"a":2},"raw":{"str":1,"STR":2}}`,
 		`{"str":"{\"str\":1,\"str\":2}","strings":["\"","\\"]}`,
 	} {
 		var v fuzzBody

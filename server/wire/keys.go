@@ -14,11 +14,12 @@ import (
 // it decoded into a value of type t: a member name that matches a struct
 // field only when case is ignored ("AMOUNT" for "amount", which
 // json.Unmarshal takes as amount), and a field given twice in one object
-// (json.Unmarshal keeps the last value). Either is EINVALID naming the
-// member. Members that name no field, and the members of maps and of
-// values decoded by rules of their own, are not compared: they are
-// ignored or dropped as before, whatever they hold. b must be valid JSON:
-// checkKeys runs after a decode succeeded.
+// (json.Unmarshal keeps the last value), or a member given twice in an
+// object of data (a map, such as questionnaire answers, or a value taken
+// as it is: json.RawMessage, any), where the last value would win as
+// silently. Either is EINVALID naming the member. Members that name no
+// field are not compared: they are ignored, whatever they hold. b must be
+// valid JSON: checkKeys runs after a decode succeeded.
 func checkKeys(b []byte, t reflect.Type) error {
 	k := keyWalk{b: b}
 	return k.value(t, "")
@@ -94,14 +95,18 @@ func (k *keyWalk) space() {
 	}
 }
 
-// value walks the value at k.i, of Go type t (nil: not a Go field); path
-// names it in errors.
+// dataType stands for a value decoded by rules of its own (opaque): its
+// objects are data, whose members are compared with each other only.
+var dataType = reflect.TypeFor[any]()
+
+// value walks the value at k.i, of Go type t (nil: not a Go field, and
+// ignored); path names it in errors.
 func (k *keyWalk) value(t reflect.Type, path string) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t != nil && opaque(t) {
-		t = nil
+		t = dataType
 	}
 	k.space()
 	if k.i >= len(k.b) {
@@ -129,6 +134,8 @@ func (k *keyWalk) array(t reflect.Type, path string) error {
 	var elem reflect.Type
 	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 		elem = t.Elem()
+	} else if t == dataType {
+		elem = dataType
 	}
 	for n := 0; ; n++ {
 		k.space()
@@ -172,7 +179,7 @@ func (k *keyWalk) scalar() {
 
 // object walks the object at k.i, decoded into t: a member of a struct
 // (or of a map that is Members) that names a field must name it exactly,
-// and only once.
+// and only once; a member of data (a map, an opaque value) only once.
 func (k *keyWalk) object(t reflect.Type, path string) error {
 	k.i++ // {
 	// fieldList keeps the fields of every body complybox takes on the stack.
@@ -180,11 +187,15 @@ func (k *keyWalk) object(t reflect.Type, path string) error {
 	var fields []field
 	var elem reflect.Type
 	named := t != nil && t.Kind() == reflect.Struct // members are fields
+	data := t == dataType                           // every member is a value
 	if named {
 		fields = jsonFields(t, fieldList[:0])
+	} else if data {
+		elem = dataType
 	} else if t != nil && t.Kind() == reflect.Map {
-		elem = t.Elem()
+		elem, data = t.Elem(), true
 		if m, ok := reflect.Zero(t).Interface().(Members); ok {
+			data = false
 			named, elem = true, nil
 			fields = fieldList[:0]
 			for name, typ := range m.JSONMembers() {
@@ -202,6 +213,15 @@ func (k *keyWalk) object(t reflect.Type, path string) error {
 		}
 		name := k.str()
 		vt := elem
+		if data && !k.locate {
+			for _, s := range seen {
+				if bytes.Equal(s, name) {
+					m := member(path, name)
+					return store.Invalid(m, "%s is given twice", m)
+				}
+			}
+			seen = append(seen, name)
+		}
 		if named {
 			found := false
 			for _, f := range fields {
