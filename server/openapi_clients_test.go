@@ -32,7 +32,8 @@ func clientModules(t *testing.T, bins ...string) string {
 // openapi-typescript and openapi-fetch (default options, no edits),
 // compiles testdata/clients/ts/scenario.mts against it with tsc --strict
 // and runs it against a live instance: an applicant, a session, verify with
-// base64 images, its status; a vault, a wallet, a deposit, the balance; a
+// base64 images, its status, its review history's details; verify with
+// questionnaire answers; a vault, a wallet, a deposit, the balance; a
 // locked field cleared with null.
 func TestGeneratedTypeScriptClient(t *testing.T) {
 	t.Parallel()

@@ -18,6 +18,14 @@ const a = must(await api.POST("/v1/applicants", { body: { externalUserId: "ts-1"
 must(await api.POST("/v1/applicants/{id}/verification-sessions", { ...id, body: {} }), "create session");
 must(await api.POST("/v1/applicants/{id}/verify", { ...id, body: { idDocType: "PASSPORT", country: "DEU", documentFront: image("front.png"), selfie: image("selfie.jpg") } }), "verify");
 const st = must(await api.GET("/v1/applicants/{id}/status", id), "status");
+// Objects of data (review-history details, questionnaire answers) are open
+// maps in the generated types, not Record<string, never>.
+const h = must(await api.GET("/v1/applicants/{id}/review-history", id), "review history");
+const actions = h.items.map((e) => String(e.details?.action ?? e.details?.result ?? "")).filter((x) => x !== "");
+console.log(`history details: ${actions.length} with an action or result`);
+const q = { params: { path: { id: "ts-q" } } };
+must(await api.POST("/v1/applicants", { body: { externalUserId: "ts-q", verificationLevelName: "full-kyc-level", lastName: "Lovelace", dateOfBirth: "1990-04-01" } }), "create applicant on full-kyc-level");
+must(await api.POST("/v1/applicants/{id}/verify", { ...q, body: { idDocType: "PASSPORT", country: "DEU", documentFront: image("front.png"), selfie: image("selfie.jpg"), questionnaire: { pep: false, sourceOfFunds: "salary" } } }), "verify with questionnaire answers");
 console.log(`status: ${JSON.stringify(st).slice(0, 80)}`);
 const v = must(await api.POST("/vaults", { body: { name: "ts vault", externalId: "ts-vault" } }), "create vault");
 const w = must(await api.POST("/vaults/{id}/wallets", { params: { path: { id: v.vaultId } }, body: { assetSymbol: "ETH", label: "ts wallet" } }), "create wallet");
