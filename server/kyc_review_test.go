@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -842,5 +843,64 @@ func TestIdentityDocumentReplacedWhole(t *testing.T) {
 	up("front", "PASSPORT", "USA", 4)
 	if got := docs(); !slices.Equal(got, []string{"front PASSPORT USA"}) {
 		t.Errorf("documents after another document %v, want the passport alone", got)
+	}
+}
+
+// TestResubmissionScreensAgain: aml and adverse_media run at every
+// submission (SPEC §3.4), also when they were GREEN before: an applicant
+// asked for its documents again (RED RETRY) may come back under another
+// name, and the sanctions hit of that name lands on the aml step (SPEC
+// §3.5), not on a document step beside a GREEN screening of the old name.
+func TestResubmissionScreensAgain(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "screened", "personalInfoFields": []string{"firstName", "lastName", "dateOfBirth"}, "steps": []map[string]any{
+		{"kind": "identity_doc"}, {"kind": "selfie"}, {"kind": "aml"}, {"kind": "adverse_media", "optional": true}}})
+	steps := func(extID string) map[string]string {
+		var v struct {
+			Steps []struct {
+				Kind, ReviewAnswer, ReviewRejectType string
+				RejectLabels                         []string
+			}
+		}
+		in.expect(200, "GET", "/v1/applicants/"+extID+"/steps", nil).json(t, &v)
+		out := map[string]string{}
+		for _, st := range v.Steps {
+			out[st.Kind] = strings.TrimSpace(st.ReviewAnswer + " " + st.ReviewRejectType + " " + strings.Join(st.RejectLabels, ","))
+		}
+		return out
+	}
+	runs := func(extID string) (aml, media int) {
+		for _, h := range in.historyTypes(extID) {
+			switch h {
+			case "aml.run:system":
+				aml++
+			case "adverse_media.run:system":
+				media++
+			}
+		}
+		return aml, media
+	}
+	for _, c := range []struct {
+		extID, newName string
+		status         map[string]string
+	}{
+		{"rs-sanctioned", "Sanctioned", map[string]string{"identity_doc": "GREEN", "selfie": "GREEN", "aml": "RED FINAL SANCTIONS", "adverse_media": "GREEN"}},
+		{"rs-clear", "Doe", map[string]string{"identity_doc": "GREEN", "selfie": "GREEN", "aml": "GREEN", "adverse_media": "GREEN"}},
+	} {
+		in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": c.extID, "verificationLevelName": "screened",
+			"firstName": "Ada", "lastName": "Retry", "dateOfBirth": "1990-04-01"})
+		in.expect(200, "POST", "/v1/applicants/"+c.extID+"/verify", verifyBody(t, 11))
+		if got := steps(c.extID); got["identity_doc"] != "RED RETRY UNSATISFACTORY_PHOTOS" || got["aml"] != "GREEN" {
+			t.Fatalf("%s first verdict: %v", c.extID, got)
+		}
+		in.expect(200, "PATCH", "/v1/applicants/"+c.extID, map[string]any{"lastName": c.newName})
+		in.expect(200, "POST", "/v1/applicants/"+c.extID+"/verify", verifyBody(t, 12))
+		if got := steps(c.extID); !maps.Equal(got, c.status) {
+			t.Errorf("%s after the resubmission as %s: steps %v, want %v", c.extID, c.newName, got, c.status)
+		}
+		if aml, media := runs(c.extID); aml != 2 || media != 2 {
+			t.Errorf("%s: %d aml.run and %d adverse_media.run over two submissions, want 2 each", c.extID, aml, media)
+		}
 	}
 }

@@ -325,12 +325,15 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 
 // submitSteps moves every step that has data and no verdict to in_review
 // (the reviewer has it) and returns the kinds of screening steps that now
-// run.
+// run. Screening runs at every submission (SPEC §3.4), GREEN before or
+// not: a resubmission after RED RETRY may bring another name, and a
+// screening of the name the applicant had is no screening of the one it
+// has.
 func (a *diskApplicant) submitSteps(l Level, now time.Time) []string {
 	var screens []string
 	for i := range a.Steps {
 		st := &a.Steps[i]
-		if st.green() || (st.ReviewAnswer == Red && st.ReviewRejectType != RejectExpire && !(st.retry() && selfSupplied(st.Kind, l))) {
+		if (st.green() && !screeningStep(st.Kind)) || (st.ReviewAnswer == Red && st.ReviewRejectType != RejectExpire && !(st.retry() && selfSupplied(st.Kind, l))) {
 			continue
 		}
 		if st.ReviewStatus == ReviewSubmitted || a.hasData(st.Kind, l) {
