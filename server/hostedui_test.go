@@ -817,6 +817,10 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 		t.Errorf("answers %v", qs)
 	}
 	a := in.expect(200, "GET", "/v1/applicants/live1", nil).m(t)
+	// The partner reads the answers on the applicant, as they were given.
+	if q, _ := a["questionnaire"].(map[string]any); q["pep"] != false || q["source"] != "savings" || q["note"] != "two\nlines" {
+		t.Errorf("the applicant's questionnaire: %v", a["questionnaire"])
+	}
 	live := 0
 	for _, d := range a["documents"].([]any) {
 		if d.(map[string]any)["kind"] == "liveness" {

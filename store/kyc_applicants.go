@@ -80,10 +80,13 @@ type Applicant struct {
 	CompanyInfo           map[string]*string `json:"companyInfo,omitempty"`
 	LockedFields          []string           `json:"lockedFields"`
 	Documents             []Document         `json:"documents"`
-	Review                Review             `json:"review"`
-	Monitoring            bool               `json:"monitoring"`
-	CreatedAtUtc          Time               `json:"createdAtUtc"`
-	UpdatedAtUtc          Time               `json:"updatedAtUtc"`
+	// Questionnaire holds the answers by question id, as they were sent
+	// (POST …/verify, the hosted UI); null before any and after erasure.
+	Questionnaire map[string]json.RawMessage `json:"questionnaire"`
+	Review        Review                     `json:"review"`
+	Monitoring    bool                       `json:"monitoring"`
+	CreatedAtUtc  Time                       `json:"createdAtUtc"`
+	UpdatedAtUtc  Time                       `json:"updatedAtUtc"`
 	// ConsentGivenAtUtc is when the applicant accepted the consent line of
 	// the hosted UI's intro (store/hostedui_consent.go); null before.
 	ConsentGivenAtUtc Time      `json:"consentGivenAtUtc"`
@@ -139,7 +142,7 @@ func (a *diskApplicant) view() Applicant {
 	v := Applicant{
 		ID: a.ID, ExternalUserID: a.ExternalID, Type: a.Type, VerificationLevelName: a.Level,
 		Status: a.Status, RiskLevel: a.RiskLevel, LockedFields: a.Locked, Documents: a.Documents,
-		Review: a.Review, Monitoring: a.Monitoring, CreatedAtUtc: a.CreatedAt, UpdatedAtUtc: a.UpdatedAt,
+		Questionnaire: a.Answers, Review: a.Review, Monitoring: a.Monitoring, CreatedAtUtc: a.CreatedAt, UpdatedAtUtc: a.UpdatedAt,
 		ConsentGivenAtUtc: a.ConsentAt,
 		Ubos:              a.uboView(), // UBO hook (store/kyb_ubos.go)
 	}

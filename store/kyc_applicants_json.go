@@ -213,6 +213,11 @@ func (v *Applicant) appendJSON(b []byte) ([]byte, error) {
 	}
 	o.strings("lockedFields", v.LockedFields)
 	o.documents("documents", v.Documents)
+	if v.Questionnaire == nil {
+		o.raw("questionnaire", []byte("null"))
+	} else if err := o.marshal("questionnaire", v.Questionnaire); err != nil {
+		return nil, err
+	}
 	o.review("review", v.Review)
 	o.boolean("monitoring", v.Monitoring)
 	o.time("createdAtUtc", v.CreatedAtUtc)

@@ -47,6 +47,9 @@ import (
 //	   layout on, transactions made while the simulator is off have no
 //	   in-flight entry (schedule_reconcile.go), which versions before it
 //	   would miss.
+//	10: applicant views rendered again, so that every applicant body has
+//	   its questionnaire answers (null when none), not only those
+//	   written since.
 //
 // A file of a later layout than this version knows is refused at Open
 // (newer versions may store what this one cannot read); going back to an
@@ -60,7 +63,7 @@ import (
 // version. Building lazily instead would leave lists answering wrong pages
 // until a record happened to be touched, so the one-time walk is the
 // simple, correct choice; it costs one pass over the file, once.
-const layoutVersion = 9
+const layoutVersion = 10
 
 var keyLayout = []byte("layout")
 
@@ -190,7 +193,8 @@ func (s *Store) migrateFrom(v uint64) error {
 			return err
 		}
 	}
-	if v < 4 {
+	if v < 10 {
+		// Layouts 4 and 10 both render every applicant view again.
 		for _, env := range Envs() {
 			err := s.migrateEach(env, "applicants_idx", func(t *txn, _ uint64, v []byte) error {
 				a, err := t.getApplicant(env, string(v))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -232,6 +233,60 @@ func TestUpgradeRendersApplicantViews(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"consentGivenAtUtc":null`) || !strings.Contains(string(b), `"createdAtUtc"`) {
 		t.Errorf("after the upgrade the body is %s", b)
+	}
+}
+
+// TestUpgradeShowsQuestionnaireAnswers: a db written before layout 10
+// holds applicant bodies without their questionnaire answers; Open
+// renders them again, so an applicant answered before the upgrade shows
+// its answers, and one without shows null.
+func TestUpgradeShowsQuestionnaireAnswers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	clock := store.NewManualClock(testStart)
+	opts := store.Options{Now: clock.Now}
+	s, _ := mustOpen(t, path, opts)
+	if _, err := s.CreateLevel(store.Sandbox, store.Level{Name: "survey", ApplicantType: store.TypeIndividual,
+		Steps: []store.LevelStep{{Kind: store.StepQuestionnaire}, {Kind: store.StepAML}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"answered", "silent"} {
+		in := store.ApplicantInput{"externalUserId": json.RawMessage(`"` + id + `"`), "verificationLevelName": json.RawMessage(`"survey"`)}
+		if _, _, err := s.CreateApplicant(store.Sandbox, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answers := map[string]json.RawMessage{"pep": json.RawMessage(`false`), "sourceOfFunds": json.RawMessage(`"salary"`)}
+	if _, err := s.Verify(store.Sandbox, "answered", store.VerifyInput{Questionnaire: answers}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rewriteFile(t, path, func(tx *bolt.Tx) error {
+		views := tx.Bucket([]byte("env:" + string(store.Sandbox))).Bucket([]byte("applicant_views"))
+		for _, id := range []string{"answered", "silent"} {
+			var v map[string]json.RawMessage
+			if err := json.Unmarshal(views.Get([]byte(id)), &v); err != nil {
+				return err
+			}
+			delete(v, "questionnaire") // the body of layout 9
+			b, _ := json.Marshal(v)
+			if err := views.Put([]byte(id), b); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("layout"), binary.BigEndian.AppendUint64(nil, 9))
+	})
+	s, _ = mustOpen(t, path, opts)
+	for id, want := range map[string]string{"answered": `{"pep":false,"sourceOfFunds":"salary"}`, "silent": "null"} {
+		b, err := s.ApplicantJSON(store.Sandbox, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ Questionnaire json.RawMessage }
+		if err := json.Unmarshal(b, &v); err != nil || string(v.Questionnaire) != want {
+			t.Errorf("%s after the upgrade: questionnaire %s (%v), want %s", id, v.Questionnaire, err, want)
+		}
 	}
 }
 
