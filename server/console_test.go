@@ -1276,3 +1276,50 @@ func TestConsoleOverviewLinksWhatItHides(t *testing.T) {
 	}
 	b.page("/console/applicants?reviewStatus=awaitingOperatorReview", "wait-00", "wait-20")
 }
+
+// TestConsoleShowsQuestionnaireAnswers: the operator deciding a review
+// sees what the applicant answered (SPEC §3.9: the detail "with data"):
+// each answer beside its question's text, in the level's order, a boolean
+// as Yes or No, text as typed; a level without questions shows the
+// partner's own members by name, and an applicant not asked anything has
+// no questionnaire section.
+func TestConsoleShowsQuestionnaireAnswers(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{"name": "survey", "personalInfoFields": []string{"lastName"},
+		"steps": []map[string]any{{"kind": "questionnaire"}},
+		"questionnaire": []map[string]any{
+			{"id": "pep", "text": "Are you a politically exposed person?", "type": "boolean", "required": true},
+			{"id": "source", "text": "Source of funds", "type": "choice", "options": []string{"salary", "savings"}, "required": true},
+			{"id": "note", "text": "Anything else?", "type": "text"},
+		}})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "qa-1", "verificationLevelName": "survey", "lastName": "Manual"})
+	in.expect(200, "POST", "/v1/applicants/qa-1/verify", map[string]any{"questionnaire": map[string]any{
+		"note": "<b>two</b>\nlines", "source": "savings", "pep": false}})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "qa-2", "verificationLevelName": "full-kyc-level", "lastName": "Doe"})
+	body := verifyBody(t, 3)
+	body["questionnaire"] = map[string]any{"occupation": "Engineer", "years": 7}
+	in.expect(200, "POST", "/v1/applicants/qa-2/verify", body)
+	in.createApplicant("qa-3", "Doe")
+
+	b := in.operator()
+	page := b.page("/console/applicants/qa-1", `<h2>Questionnaire</h2>`)
+	want := regexp.MustCompile(`(?s)Are you a politically exposed person\?.*<td class="text">No</td>.*Source of funds.*<td class="text">savings</td>.*Anything else\?.*<td class="text"><b>two</b>\nlines</td>`)
+	if !want.MatchString(page) {
+		t.Errorf("qa-1's answers are not shown in the level's order:\n%s", section(page, "Questionnaire"))
+	}
+	page = b.page("/console/applicants/qa-2", `<h2>Questionnaire</h2>`)
+	if !regexp.MustCompile(`(?s)occupation.*<td class="text">Engineer</td>.*years.*<td class="text">7</td>`).MatchString(page) {
+		t.Errorf("qa-2's own answers are not shown by name:\n%s", section(page, "Questionnaire"))
+	}
+	if page := b.page("/console/applicants/qa-3", "qa-3"); strings.Contains(page, "<h2>Questionnaire</h2>") {
+		t.Error("an applicant whose level asks nothing has a questionnaire section")
+	}
+}
+
+// section returns the part of page from its heading name to the next h2.
+func section(page, name string) string {
+	_, rest, _ := strings.Cut(page, "<h2>"+name+"</h2>")
+	before, _, _ := strings.Cut(rest, "<h2")
+	return before
+}

@@ -2,7 +2,9 @@ package console
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -75,8 +77,9 @@ func (c *Console) applicantPage(w http.ResponseWriter, r *Request, status int, f
 	data := map[string]any{"A": a, "Steps": steps.Steps, "History": history, "Labels": store.RejectLabels(),
 		"Findings": findings(history, a.Documents, shares), "Countries": countryNames(a.Documents), "IDDocs": idDocuments(a.Documents),
 		"DocTypes": hostedui.DocTypeNames(),
-		"Awaiting": a.Review.ReviewStatus == store.ReviewAwaiting, "Info": infoFields(a),
-		"Structure": structure, "Rows": rows, "HasRows": hasRows, "Form": form}
+		"Awaiting": a.Review.ReviewStatus == store.ReviewAwaiting, "Info": infoFields(a), "Answers": c.answers(r.env, a),
+		"AsksQuestions": hasStep(steps.Steps, store.StepQuestionnaire),
+		"Structure":     structure, "Rows": rows, "HasRows": hasRows, "Form": form}
 	if form == nil {
 		data["Form"] = &decisionForm{RejectType: store.RejectFinal}
 	}
@@ -126,6 +129,55 @@ func infoFields(a store.Applicant) []field {
 		}
 	}
 	return out
+}
+
+// answer is one questionnaire answer as the console shows it.
+type answer struct {
+	Question, ID, Text string
+}
+
+// answers lists the applicant's questionnaire answers, in the order of
+// its level's questions (with their text), then any other members in name
+// order (a level without questions takes the partner's own): a boolean as
+// Yes or No, a string as it is, anything else as its JSON.
+func (c *Console) answers(env store.Env, a store.Applicant) []answer {
+	if len(a.Questionnaire) == 0 {
+		return nil
+	}
+	var questions []store.Question
+	if l, err := c.store.Level(env, a.VerificationLevelName); err == nil {
+		questions = l.Questionnaire
+	}
+	text := func(raw json.RawMessage) string {
+		var b bool
+		if json.Unmarshal(raw, &b) == nil {
+			return map[bool]string{true: "Yes", false: "No"}[b]
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return string(raw)
+	}
+	var out []answer
+	asked := map[string]bool{}
+	for _, q := range questions {
+		asked[q.ID] = true
+		if raw, ok := a.Questionnaire[q.ID]; ok && string(raw) != "null" {
+			out = append(out, answer{Question: q.Text, ID: q.ID, Text: text(raw)})
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(a.Questionnaire)) {
+		if !asked[id] {
+			out = append(out, answer{Question: id, ID: id, Text: text(a.Questionnaire[id])})
+		}
+	}
+	return out
+}
+
+// hasStep reports whether steps has one of kind.
+func hasStep(steps []store.Step, kind string) bool {
+	return slices.ContainsFunc(steps, func(st store.Step) bool { return st.Kind == kind })
 }
 
 // companyStructure reads the company-structure parts of the applicant: for
