@@ -10,6 +10,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -62,7 +64,11 @@ func TestConsoleLogin(t *testing.T) {
 	// Wrong password: an error page and an internal event.
 	r = b.submit("/console/login", url.Values{"name": {"admin"}, "password": {"wrong password"}})
 	expectStatus(t, "wrong password", r, http.StatusUnauthorized)
-	if !bytes.Contains(r.Body, []byte("not correct")) {
+	// The error is announced (role=alert) and describes both fields, and
+	// the cursor waits in the password field to type it again.
+	if !bytes.Contains(r.Body, []byte(`<p class="error" role="alert" id="login-error">The name or the password is not correct.</p>`)) ||
+		!bytes.Contains(r.Body, []byte(`autocomplete="username" autocapitalize="none" required aria-invalid="true" aria-describedby="login-error">`)) ||
+		!bytes.Contains(r.Body, []byte(`autocomplete="current-password" required aria-invalid="true" aria-describedby="login-error" autofocus>`)) {
 		t.Fatalf("wrong password page: %s", r.Body)
 	}
 	if h := consoleEvents(t, in, store.Sandbox); !slices.Contains(h, "console.login_failed") {
@@ -363,7 +369,9 @@ func TestConsoleDecision(t *testing.T) {
 	// encoding); the comment keeps the \n an API client sends.
 	r := b.submit("/console/applicants/manual-1/decision", url.Values{"reviewAnswer": {"GREEN"}, "moderationComment": {"looks fine\r\nsecond line"}})
 	expectStatus(t, "approve", r, http.StatusSeeOther)
-	b.page(r.Header.Get("Location"), "The decision was recorded.", "managed_compliance.decided")
+	// The confirmation is a status message, which a screen reader reads
+	// out when the page comes.
+	b.page(r.Header.Get("Location"), `<p class="flash" role="status">The decision was recorded.</p>`, "managed_compliance.decided")
 
 	st := in.expect(200, "GET", "/v1/applicants/manual-1/status", nil).m(t)
 	if st["reviewStatus"] != "completed" || st["reviewAnswer"] != "GREEN" || st["moderationComment"] != "looks fine\nsecond line" {
@@ -382,6 +390,24 @@ func TestConsoleDecision(t *testing.T) {
 	// A rejection with labels; a bad one is a 400 that changes nothing.
 	r = b.submit("/console/applicants/manual-2/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"SOMETIMES"}})
 	expectStatus(t, "bad reject type", r, http.StatusBadRequest)
+	// A refused decision marks the control its error is about and ties
+	// the error to it, for a screen reader as for the eye.
+	for _, c := range []struct {
+		what    string
+		form    url.Values
+		control string
+	}{
+		{"FINAL unconfirmed", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"FINAL"}, "rejectLabels": {"FORGERY"}},
+			`name="confirmFinal" value="yes" aria-invalid="true" aria-describedby="decision-error"`},
+		{"comment too long", url.Values{"reviewAnswer": {"GREEN"}, "moderationComment": {strings.Repeat("x", 2001)}},
+			`name="moderationComment" maxlength="2000" rows="3" aria-invalid="true" aria-describedby="decision-error"`},
+	} {
+		r := b.submit("/console/applicants/manual-2/decision", c.form)
+		expectStatus(t, c.what, r, http.StatusBadRequest)
+		if body := string(r.Body); !strings.Contains(body, c.control) || !strings.Contains(body, `role="alert" id="decision-error"`) {
+			t.Errorf("%s: the control is not marked with its error", c.what)
+		}
+	}
 	r = b.submit("/console/applicants/manual-2/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"RETRY"},
 		"rejectLabels": {"LOW_QUALITY", "SELFIE_MISMATCH"}, "moderationComment": {"blurred"}})
 	expectStatus(t, "reject", r, http.StatusSeeOther)
@@ -980,12 +1006,16 @@ func TestConsoleRefusedFormsKeepTheirValues(t *testing.T) {
 		want       []string
 	}{
 		{"webhook", "/console/settings/webhook", url.Values{"url": {"http://example.com/my-hook"}, "subscription": {"boxes"}, "subscribedEventTypes": {"wallet.created"}},
-			[]string{"http://example.com/my-hook", `value="wallet.created" checked`, `role="alert"`}},
+			[]string{"http://example.com/my-hook", `value="wallet.created" checked`, `role="alert" id="webhook-error"`,
+				`name="url" value="http://example.com/my-hook" required placeholder="https://example.com/webhooks" aria-invalid="true" aria-describedby="webhook-error"`}},
 		{"webhook without a type", "/console/settings/webhook", url.Values{"url": {"https://example.com/h2"}, "subscription": {"boxes"}},
-			[]string{"https://example.com/h2", "Choose at least one event type."}},
-		{"callback", "/console/settings/callback", url.Values{"callbackUrl": {"http://example.com/kyc"}}, []string{`value="http://example.com/kyc"`, `role="alert"`}},
+			[]string{"https://example.com/h2", "Choose at least one event type.", `<fieldset class="invalid" aria-describedby="webhook-error">`}},
+		{"callback", "/console/settings/callback", url.Values{"callbackUrl": {"http://example.com/kyc"}},
+			[]string{`value="http://example.com/kyc"`, `role="alert" id="callback-error"`, `aria-invalid="true" aria-describedby="callback-error"`}},
 		{"credential", "/console/credentials", url.Values{"environment": {"staging"}, "role": {"admin"}, "name": {"ci-bot"}}, []string{`value="ci-bot"`, `role="alert"`, `aria-invalid="true"`}},
-		{"bulk retry", "/console/retry-deliveries", url.Values{"status": {"dead"}, "destination": {"kyc"}, "since": {"yesterday"}}, []string{`value="yesterday"`, `<option selected>kyc</option>`, "since must be an ISO 8601 timestamp"}},
+		{"bulk retry", "/console/retry-deliveries", url.Values{"status": {"dead"}, "destination": {"kyc"}, "since": {"yesterday"}},
+			[]string{`value="yesterday"`, `<option selected>kyc</option>`, "since must be an ISO 8601 timestamp", `role="alert" id="bulk-retry-error"`,
+				`value="yesterday" placeholder="2026-11-21T05:00:00Z" aria-invalid="true" aria-describedby="bulk-retry-error" autofocus`}},
 	} {
 		r := b.submit(c.path, c.form)
 		expectStatus(t, c.what, r, http.StatusBadRequest)
@@ -995,7 +1025,9 @@ func TestConsoleRefusedFormsKeepTheirValues(t *testing.T) {
 				t.Errorf("%s: the page lacks %s", c.what, w)
 			}
 		}
-		if !strings.Contains(body, `action="`+c.path+`"`) {
+		// Sent again, the form lands on its error (a long list may stand
+		// above it), which its field names as its description.
+		if !regexp.MustCompile(`action="` + regexp.QuoteMeta(c.path) + `(#[a-z-]+-error)?"`).MatchString(body) {
 			t.Errorf("%s: the form is not on the page again", c.what)
 		}
 	}
@@ -1322,4 +1354,32 @@ func section(page, name string) string {
 	_, rest, _ := strings.Cut(page, "<h2>"+name+"</h2>")
 	before, _, _ := strings.Cut(rest, "<h2")
 	return before
+}
+
+// TestConsoleTemplatesNameWhatTheyFocus: every element a keyboard reaches
+// only for scrolling (a wide table's box, tabindex 0) is a named region, so
+// a screen reader says what the focus landed on; and no table has a column
+// header without a name (the actions column is named, visually hidden).
+func TestConsoleTemplatesNameWhatTheyFocus(t *testing.T) {
+	t.Parallel()
+	paths, err := filepath.Glob("console/templates/*.html")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("console/templates: %v (%d files)", err, len(paths))
+	}
+	focusable := regexp.MustCompile(`<div[^>]*tabindex="0"[^>]*>`)
+	named := regexp.MustCompile(`role="region" aria-label="[^"]+"`)
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tag := range focusable.FindAllString(string(src), -1) {
+			if !named.MatchString(tag) {
+				t.Errorf("%s: %s is a tab stop without a name", filepath.Base(p), tag)
+			}
+		}
+		if strings.Contains(string(src), "<th></th>") {
+			t.Errorf("%s: a column header without a name", filepath.Base(p))
+		}
+	}
 }

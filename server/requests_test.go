@@ -167,7 +167,7 @@ func TestRequestLog(t *testing.T) {
 	// On a phone the table scrolls inside its box, not the page (WCAG
 	// 1.4.10, as every console table); the current section and filter are
 	// marked for assistive technology, not by underline alone.
-	op.page("/console/requests?status=4xx", eb.Error.RequestID, "/v1/applicants", `<div class="scroll" tabindex="0"><table>`,
+	op.page("/console/requests?status=4xx", eb.Error.RequestID, "/v1/applicants", `<div class="scroll" tabindex="0" role="region" aria-label="Requests"><table>`,
 		`href="/console/requests" class="on" aria-current="page">Requests`, `class="on" aria-current="page">4xx`)
 	page := op.page("/console/requests/"+eb.Error.RequestID, "Request body", `"field": "externalUserId"`, eb.Error.RequestID)
 	if strings.Contains(page, in.Secret) {

@@ -26,8 +26,12 @@ func (c *Console) Settings(w http.ResponseWriter, r *Request) error {
 type settingsForm struct {
 	Section  string // "webhook" or "callback"
 	Err, URL string
+	Field    string   // the field the error names: the URL's, or subscribedEventTypes
 	Types    []string // the event types ticked
 }
+
+// TypesRefused reports whether the error is about the event types.
+func (f *settingsForm) TypesRefused() bool { return f.Field == "subscribedEventTypes" }
 
 // refusedSettings returns err's settingsForm for a client error, nil for
 // any other.
@@ -36,7 +40,7 @@ func refusedSettings(err error, section, url string, types []string) *settingsFo
 	if e.Code != store.EINVALID && e.Code != store.ECONFLICT {
 		return nil
 	}
-	return &settingsForm{Section: section, Err: e.Message, URL: url, Types: types}
+	return &settingsForm{Section: section, Err: e.Message, Field: e.Field, URL: url, Types: types}
 }
 
 func (c *Console) settingsPage(w http.ResponseWriter, r *Request, status int, form *settingsForm) error {
@@ -159,7 +163,7 @@ func (c *Console) SetWebhook(w http.ResponseWriter, r *Request) error {
 		} else if cur, err := c.store.WebhookConfig(r.env); err == nil && cur.SubscribedEventTypes != nil && len(cur.SubscribedEventTypes) == 0 {
 			types = []string{}
 		} else {
-			return c.settingsPage(w, r, http.StatusBadRequest, &settingsForm{Section: "webhook", URL: raw, Err: "Choose at least one event type."})
+			return c.settingsPage(w, r, http.StatusBadRequest, &settingsForm{Section: "webhook", URL: raw, Field: "subscribedEventTypes", Err: "Choose at least one event type."})
 		}
 	}
 	if everyCustodyType(types) {
