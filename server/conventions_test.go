@@ -931,6 +931,28 @@ func TestConventions(t *testing.T) {
 		if e.Error.Field != "X-Environment" {
 			t.Errorf("field %q", e.Error.Field)
 		}
+		// Sent, the header names one environment: empty, or twice (even
+		// twice the same), it is a 400, never read as absent or as its
+		// first value.
+		for name, values := range map[string][]string{"empty": {""}, "twice": {"sandbox", "production"}, "twice the same": {"sandbox", "sandbox"}} {
+			req, err := http.NewRequest("GET", in.URL+"/webhooks/outbound", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Api-Key", in.Key)
+			req.Header.Set("X-Api-Secret", in.Secret)
+			req.Header["X-Environment"] = values
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			e := expectError(t, &response{Status: resp.StatusCode, Header: resp.Header, Body: b}, 400, "validation_failed")
+			if e.Error.Field != "X-Environment" {
+				t.Errorf("X-Environment %s: field %q", name, e.Error.Field)
+			}
+		}
 	})
 	t.Run("Admin", func(t *testing.T) {
 		expectError(t, in.do("GET", "/v1/admin/backup", nil), 403, "admin_required")

@@ -448,11 +448,17 @@ func (s *Server) authed(h handlerFunc, adminOnly bool) httprouter.Handle {
 }
 
 func checkAccess(r *http.Request, cred store.Credential, adminOnly bool) error {
-	if env := r.Header.Get("X-Environment"); env != "" {
-		if !store.Env(env).Valid() {
+	// Sent, the header names one environment: an empty value or a second
+	// header is not left to chance (a proxy may have added one).
+	switch envs := r.Header.Values("X-Environment"); {
+	case len(envs) > 1:
+		return store.Invalid("X-Environment", "X-Environment is given twice")
+	case len(envs) == 1:
+		env := store.Env(envs[0])
+		if !env.Valid() {
 			return store.Invalid("X-Environment", "X-Environment must be sandbox or production")
 		}
-		if store.Env(env) != cred.Environment {
+		if env != cred.Environment {
 			return store.Errorf(store.EFORBIDDEN, "environment_mismatch", "this credential belongs to the %s environment", cred.Environment)
 		}
 	}
