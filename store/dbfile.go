@@ -85,7 +85,8 @@ func InUse(path string) (err error) {
 	return db.Close()
 }
 
-// errInUse is openReadOnly's error for a file another process holds.
+// errInUse is Open's and openReadOnly's error for a file another process
+// holds.
 var errInUse = errors.New("the file is in use by another process")
 
 // openReadOnly opens an existing db file read-only. Returns ENOTFOUND when

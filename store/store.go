@@ -144,9 +144,17 @@ type stats struct {
 // is due again.
 func Open(path string, opt Options) (_ *Store, err error) {
 	var db *bolt.DB
+	// A file this Open creates and cannot finish (a full disk, a failed
+	// start) is removed: left behind, it would be refused at every later
+	// start as a damaged db with nothing in it to restore.
+	_, statErr := os.Lstat(path)
+	creates := errors.Is(statErr, fs.ErrNotExist)
 	defer func() {
 		if err != nil && db != nil {
 			db.Close() // a no-op when closed already; else its lock stays held
+		}
+		if err != nil && creates && !errors.Is(err, errInUse) {
+			os.Remove(path)
 		}
 	}()
 	defer func() {
@@ -194,7 +202,9 @@ func Open(path string, opt Options) (_ *Store, err error) {
 	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout, FreelistType: bolt.FreelistArrayType})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("open %s: the file is in use by another process", path)
+			// Another process created it meanwhile: it is not this Open's
+			// to remove.
+			return nil, fmt.Errorf("open %s: %w", path, errInUse)
 		}
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 			return nil, err // "open PATH: no such file or directory" names the path already
