@@ -84,6 +84,16 @@ func TestCredentialsCommands(t *testing.T) {
 		wantErr(t, r.err(), "role")
 		r = runCmd(t, "credentials", "revoke", "--db", db, "sbx_key_nope")
 		wantErr(t, r.err(), "sbx_key_nope")
+		// A name is one cell of the list: a line break would forge a row
+		// (here a production admin), a tab a column.
+		before := mustRun(t, "credentials", "list", "--db", db)
+		for _, name := range []string{"x\nprd_key_forged production admin root 2026-01-01T00:00:00.000Z -", "a\tb"} {
+			r = runCmd(t, "credentials", "create", "--db", db, "--env", "sandbox", "--name", name)
+			wantErr(t, r.err(), "name contains a control character")
+		}
+		if after := mustRun(t, "credentials", "list", "--db", db); after != before {
+			t.Fatalf("refused names changed the list:\n%s", after)
+		}
 	})
 }
 

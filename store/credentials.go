@@ -66,7 +66,8 @@ func validCredential(env Env, role string) error {
 
 // CreateCredential mints a credential and returns it with its secret, which
 // is never stored and cannot be read again. Returns EINVALID for a bad
-// environment or role.
+// environment or role, or a name over 100 characters or with a control
+// character.
 func (s *Store) CreateCredential(env Env, role, name string) (Credential, string, error) {
 	if role == "" {
 		role = RolePartner
@@ -76,6 +77,11 @@ func (s *Store) CreateCredential(env Env, role, name string) (Credential, string
 	}
 	if longerThan(name, 100) {
 		return Credential{}, "", Invalid("name", "name must be at most 100 characters")
+	}
+	// The name is a column of `credentials list` and of the console's
+	// table: a line break or a tab in it would forge rows there.
+	if err := checkControl("name", name, false); err != nil {
+		return Credential{}, "", err
 	}
 	prefix := "sbx"
 	if env == Production {
