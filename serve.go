@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,11 +53,12 @@ func newServeCmd(a *app) *cobra.Command {
 			}
 			tuneGC(a.environ)
 			if cpuProfile != "" {
-				stop, err := startCPUProfile(cpuProfile, logger)
+				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
 					return err
 				}
-				defer stop()
+				err = serve(cmd.Context(), cfg, logger, cmd.OutOrStdout())
+				return cmp.Or(err, stop())
 			}
 			return serve(cmd.Context(), cfg, logger, cmd.OutOrStdout())
 		},
@@ -68,23 +70,41 @@ func newServeCmd(a *app) *cobra.Command {
 }
 
 // startCPUProfile starts the Go CPU profiler writing to path; the function it
-// returns stops it and closes the file, logging a failure to finish it. It
-// profiles the whole process, so it is for one serve per process.
-func startCPUProfile(path string, logger *slog.Logger) (func(), error) {
-	out, err := os.Create(path)
+// returns stops it and closes the file, and returns what went wrong writing
+// it (runtime/pprof drops its own write errors: a full disk would leave an
+// empty profile that looks written). It profiles the whole process, so it
+// is for one serve per process.
+func startCPUProfile(path string) (func() error, error) {
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
+	out := &firstError{w: f}
 	if err := pprof.StartCPUProfile(out); err != nil {
-		out.Close()
+		f.Close()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() {
+	return func() error {
 		pprof.StopCPUProfile()
-		if err := out.Close(); err != nil {
-			logger.Error("--cpuprofile: writing the profile", "file", path, "err", err)
+		if err := cmp.Or(out.err, f.Close()); err != nil {
+			return fmt.Errorf("--cpuprofile: writing %s: %w", path, err)
 		}
+		return nil
 	}, nil
+}
+
+// firstError is a writer that keeps the first error of w's writes.
+type firstError struct {
+	w   io.Writer
+	err error
+}
+
+func (e *firstError) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // tuneGC trades memory for CPU, unless GOGC or GOMEMLIMIT say otherwise:

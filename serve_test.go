@@ -510,6 +510,19 @@ func TestServeCPUProfile(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "--cpuprofile") {
 		t.Fatalf("unwritable --cpuprofile: exit %d, stderr %q; want 1 naming the flag", r.code, r.stderr)
 	}
+
+	// A profile that cannot be written when serve stops (a full disk:
+	// /dev/full takes no byte) fails the run, naming the flag, rather
+	// than leaving an empty profile that looks written.
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here to stand for a full disk")
+	}
+	s = startServe(t, filepath.Join(dir, "c.db"), "--cpuprofile", "/dev/full")
+	call(t, "GET", s.URL+"/healthz", "", "", nil)
+	if err := s.stop(); err == nil || !strings.Contains(s.logs.String(), "--cpuprofile: writing /dev/full") {
+		t.Fatalf("a profile written to a full disk: %v; stderr %s", err, s.logs.String())
+	}
+	s.stop = func() error { return nil } // its failure was the point
 }
 
 // failingWriter is an output that takes nothing, like a full disk.
