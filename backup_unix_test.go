@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// TestCopyOntoWhatIsNoRegularFile: a named pipe or a symbolic link (or a device)
-// as OUT of backup or compact is refused, exit 1, and stays: the copy
-// would replace it, and opening a pipe to lock it waited for a writer
-// for ever.
+// TestCopyOntoWhatIsNoRegularFile: a named pipe, a symbolic link, a device
+// or a directory as OUT of backup or compact is refused, exit 1, naming
+// what it is, and stays: the copy would replace it, and opening a pipe to
+// lock it waited for a writer for ever. An OUT in a missing directory
+// names the directory.
 func TestCopyOntoWhatIsNoRegularFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -34,16 +35,22 @@ func TestCopyOntoWhatIsNoRegularFile(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
+	// A directory: its message says a directory, not its type bits as
+	// permissions (d---------).
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, out := range []struct {
-		path string
-		mode os.FileMode
-	}{{fifo, os.ModeNamedPipe}, {link, os.ModeSymlink}} {
+		path, kind string
+		mode       os.FileMode
+	}{{fifo, "a named pipe", os.ModeNamedPipe}, {link, "a symbolic link", os.ModeSymlink}, {sub, "a directory", os.ModeDir}} {
 		for _, cmd := range []string{"backup", "compact"} {
 			done := make(chan result, 1)
 			go func() { done <- runCmd(t, cmd, "--db", db, out.path) }()
 			select {
 			case r := <-done:
-				if r.code != 1 || !strings.Contains(r.stderr, out.path+" is not a regular file") {
+				if r.code != 1 || !strings.Contains(r.stderr, out.path+" is "+out.kind+", not a regular file") {
 					t.Errorf("%s onto %s: exit %d, stderr %q", cmd, out.path, r.code, r.stderr)
 				}
 			case <-time.After(20 * time.Second):
@@ -56,5 +63,14 @@ func TestCopyOntoWhatIsNoRegularFile(t *testing.T) {
 	}
 	if b, err := os.ReadFile(target); err != nil || string(b) != "kept" {
 		t.Errorf("the link's target after refused copies: %q %v", b, err)
+	}
+	// An OUT in a directory that does not exist names that directory, not
+	// the temporary file the copy would have been built in.
+	for _, cmd := range []string{"backup", "compact"} {
+		out := filepath.Join(dir, "nodir", "x.db")
+		r := runCmd(t, cmd, "--db", db, out)
+		if r.code != 1 || !strings.Contains(r.stderr, "OUT "+out+": cannot create a file in its directory "+filepath.Join(dir, "nodir")+": no such file or directory") || strings.Contains(r.stderr, ".complybox-") {
+			t.Errorf("%s into a missing directory: exit %d, stderr %q", cmd, r.code, r.stderr)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,7 +19,30 @@ import (
 func createTempBeside(out, kind string) (*os.File, error) {
 	dir := filepath.Dir(out)
 	removeAbandoned(dir, kind)
-	return os.CreateTemp(dir, fmt.Sprintf(".complybox-%s-%d-*", kind, os.Getpid()))
+	f, err := os.CreateTemp(dir, fmt.Sprintf(".complybox-%s-%d-*", kind, os.Getpid()))
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		// The temporary name is the copy's own business: say what is
+		// wrong with the OUT the operator named, and its directory.
+		return nil, fmt.Errorf("OUT %s: cannot create a file in its directory %s: %w", out, dir, pe.Err)
+	}
+	return f, err
+}
+
+// fileKind names the kind of file of mode m for a message ("a directory").
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }
 
 // removeAbandoned removes dir's temporary files of kind whose process has

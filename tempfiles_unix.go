@@ -34,7 +34,7 @@ func lockOut(out string) (release func(), err error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("OUT %s is not a regular file (%s): the copy would replace it; name a file (backup writes to stdout with -)", out, fi.Mode().Type())
+		return nil, fmt.Errorf("OUT %s is %s, not a regular file: the copy would replace it; name a file (backup writes to stdout with -)", out, fileKind(fi.Mode()))
 	}
 	f, err := os.OpenFile(out, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrPermission) {
