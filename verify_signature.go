@@ -2,10 +2,12 @@ package main
 
 import (
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,7 +27,7 @@ func newVerifySignatureCmd(a *app) *cobra.Command {
 		Long: "verify-signature checks a webhook body, read from FILE or stdin, against the\n" +
 			"X-Webhook-Signature header: lowercase hex HMAC-SHA256 of the raw body keyed\n" +
 			"with the signing secret exactly as the API returned it. Exit 0 on match, 1 on\n" +
-			"mismatch.\n\n" +
+			"mismatch, 2 when --signature is neither hex nor v1,<base64>.\n\n" +
 			"A Standard Webhooks webhook-signature header (\"v1,<base64>\", several\n" +
 			"separated by spaces) is checked too when --id (webhook-id) and --timestamp\n" +
 			"(webhook-timestamp) are given.",
@@ -34,9 +36,16 @@ func newVerifySignatureCmd(a *app) *cobra.Command {
 			if secret == "" || signature == "" {
 				return usageError("verify-signature: --secret and --signature are required")
 			}
-			standard := strings.HasPrefix(signature, "v1,")
-			if standard && (id == "" || timestamp == 0) {
+			// A signature of neither form is bad input (exit 2), not a
+			// mismatch.
+			standard := strings.Contains(signature, ",")
+			switch {
+			case standard && !slices.ContainsFunc(strings.Fields(signature), func(f string) bool { return strings.HasPrefix(f, "v1,") }):
+				return usageError("verify-signature: --signature has no v1,<base64> signature (a webhook-signature header), the only Standard Webhooks version")
+			case standard && (id == "" || timestamp == 0):
 				return usageError("verify-signature: a v1 signature needs --id and --timestamp")
+			case !standard && !isHex(strings.TrimSpace(signature)):
+				return usageError("verify-signature: --signature is neither hex (an X-Webhook-Signature header) nor v1,<base64> (a webhook-signature header)")
 			}
 			var body []byte
 			var err error
@@ -79,4 +88,11 @@ func verifyStandard(secret, id string, timestamp int64, body []byte, header stri
 		}
 	}
 	return ok
+}
+
+// isHex reports whether s is a non-empty string of hex digits, of even
+// length.
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return s != "" && err == nil
 }

@@ -31,7 +31,6 @@ func TestVerifySignatureCommand(t *testing.T) {
 		for _, args := range [][]string{
 			{"--secret", secret + "x", "--signature", sig, file},
 			{"--secret", secret, "--signature", strings.Repeat("0", 64), file},
-			{"--secret", secret, "--signature", "not-hex", file},
 		} {
 			r := runCmd(t, append([]string{"verify-signature"}, args...)...)
 			if r.code != 1 {
@@ -67,6 +66,13 @@ func TestVerifySignatureCommand(t *testing.T) {
 		r = runCmd(t, "verify-signature", "--secret", secret, "--signature", sig, "--nope")
 		if r.code != 2 {
 			t.Fatalf("unknown flag: %v (exit %d), want 2", r.stderr, r.code)
+		}
+		// A signature of neither form is bad input, not a mismatch.
+		for _, bad := range []string{"not-hex!", "abc", "v2,abc", "v1a,abc"} {
+			r = runCmd(t, "verify-signature", "--secret", secret, "--signature", bad, "--id", "msg_1", "--timestamp", "1795000000", file)
+			if r.code != 2 || !strings.Contains(r.stderr, "--signature") {
+				t.Errorf("--signature %q: %v (exit %d), want 2 naming the flag", bad, r.stderr, r.code)
+			}
 		}
 	})
 	t.Run("Binary", func(t *testing.T) {
