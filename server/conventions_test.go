@@ -1421,3 +1421,35 @@ func TestAPIAnswersAreNotStored(t *testing.T) {
 		}
 	}
 }
+
+// TestMessagesSayWhatIsWrong: a value that was sent but is wrong is not
+// called missing ("is required"), and a length is reported as a length
+// only when the length is what is wrong.
+func TestMessagesSayWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "co-msg", "type": "company", "companyName": "Msg GmbH"})
+	w := in.wallet(in.vault("msg"), "ETH")
+	in.fund(w.WalletID, "1")
+	for _, c := range []struct {
+		what, method, path string
+		body               map[string]any
+		field, want, not   string
+	}{
+		{"no id", "POST", "/v1/applicants", map[string]any{}, "externalUserId", "is required", ""},
+		{"an id with a space", "POST", "/v1/applicants", map[string]any{"externalUserId": "a b"}, "externalUserId", "must be 1-100 characters", "required"},
+		{"an id of 101 characters", "POST", "/v1/applicants", map[string]any{"externalUserId": strings.Repeat("a", 101)}, "externalUserId", "must be 1-100 characters", "required"},
+		{"a blank owner", "POST", "/v1/applicants/co-msg/ubos", map[string]any{"fullName": "  ", "roles": []string{"ubo"}}, "fullName", "is required", ""},
+		{"a long owner", "POST", "/v1/applicants/co-msg/ubos", map[string]any{"fullName": strings.Repeat("é", 201), "roles": []string{"ubo"}}, "fullName", "at most 200 characters", "required"},
+		{"a company document type in capitals", "POST", "/v1/applicants/co-msg/documents", map[string]any{"kind": "company_docs", "docType": "Certificate_Of_Incorporation", "image": b64(pngImage(t, 210, 210, 5))}, "docType", "must be 1-64 characters of a-z0-9_", "required"},
+		{"no company document type", "POST", "/v1/applicants/co-msg/documents", map[string]any{"kind": "company_docs", "image": b64(pngImage(t, 210, 210, 5))}, "docType", "is required", ""},
+		{"a non-ASCII address of 65 characters", "POST", "/transactions", map[string]any{"type": "Withdrawal", "sourceWalletId": w.WalletID, "amount": "0.1", "destinationAddress": strings.Repeat("é", 65)}, "destinationAddress", "non-ASCII", "1 to 128"},
+	} {
+		r := in.do(c.method, c.path, c.body)
+		var e apiError
+		r.json(t, &e)
+		if r.Status != 400 || e.Error.Field != c.field || !strings.Contains(e.Error.Message, c.want) || (c.not != "" && strings.Contains(e.Error.Message, c.not)) {
+			t.Errorf("%s: %d %q %q; want 400 naming %s with %q", c.what, r.Status, e.Error.Field, e.Error.Message, c.field, c.want)
+		}
+	}
+}

@@ -306,13 +306,13 @@ func (in TransactionInput) validate() error {
 // checkAddress accepts any plausible on-chain address: 1 to 128 printable
 // characters without spaces. Networks differ too much to check more.
 func checkAddress(field, s string) error {
-	if s == "" || len(s) > 128 {
-		return Invalid(field, "%s must be 1 to 128 characters", field)
-	}
 	for i := 0; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] >= 0x7f {
 			return Invalid(field, "%s must not contain spaces or non-ASCII characters", field)
 		}
+	}
+	if s == "" || len(s) > 128 { // ASCII: a byte is a character
+		return Invalid(field, "%s must be 1 to 128 characters", field)
 	}
 	return nil
 }

@@ -205,8 +205,8 @@ func (in SDKUpload) check(s *Store, l Level) ([]upload, error) {
 				return nil, Invalid("docType", "docType must be one of %s", strings.Join(idDocTypes(), ", "))
 			}
 		case StepCompanyDocs:
-			if !validDocType(dt) {
-				return nil, Invalid("docType", "docType is required for company_docs, e.g. certificate_of_incorporation")
+			if err := checkCompanyDocType("docType", dt); err != nil {
+				return nil, err
 			}
 		default:
 			if dt != "" && !validDocType(strings.ToLower(dt)) {

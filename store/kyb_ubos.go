@@ -152,8 +152,11 @@ func applyUboInput(r *uboRow, in UboInput, prefix string, create bool, now time.
 			return false, err
 		}
 		v = strings.TrimSpace(v)
-		if !ok || v == "" || longerThan(v, 200) {
+		if !ok || v == "" {
 			return false, Invalid(prefix+"fullName", "fullName is required: 1 to 200 characters")
+		}
+		if longerThan(v, 200) {
+			return false, Invalid(prefix+"fullName", "fullName must be at most 200 characters")
 		}
 		if err := checkControl("fullName", v, false); err != nil {
 			return false, prefixed(err, prefix)

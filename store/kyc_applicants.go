@@ -315,7 +315,10 @@ func (s *Store) CreateApplicantJSON(env Env, in ApplicantInput) (Applicant, []by
 				return a, nil, false, nil
 			}
 		}
-		return Applicant{}, nil, false, Invalid("externalUserId", "externalUserId is required: 1-100 characters of A-Za-z0-9._:@-")
+		if !ok || extID == "" {
+			return Applicant{}, nil, false, Invalid("externalUserId", "externalUserId is required: 1-100 characters of A-Za-z0-9._:@-")
+		}
+		return Applicant{}, nil, false, Invalid("externalUserId", "externalUserId must be 1-100 characters of A-Za-z0-9._:@-")
 	}
 	typ, ok, err := jsonString("type", in["type"])
 	if err != nil {

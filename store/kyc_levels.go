@@ -321,6 +321,19 @@ func validLevelName(s string) bool {
 	return true
 }
 
+// checkCompanyDocType checks the document type of a company document:
+// missing, or not 1-64 characters of a-z0-9_. Returns EINVALID naming
+// field.
+func checkCompanyDocType(field, s string) error {
+	if s == "" {
+		return Invalid(field, "docType is required for company_docs, e.g. certificate_of_incorporation")
+	}
+	if !validDocType(s) {
+		return Invalid(field, "docType must be 1-64 characters of a-z0-9_, e.g. certificate_of_incorporation")
+	}
+	return nil
+}
+
 func validDocType(s string) bool {
 	if len(s) == 0 || len(s) > 64 {
 		return false

@@ -276,7 +276,7 @@ func (a *diskApplicant) checkSubmittable(l Level) error {
 		for _, f := range l.CompanyRequiredFields {
 			if a.Fields[f] == "" {
 				return &Error{Code: ECONFLICT, Reason: "missing_step_data", Field: f,
-					Message: "the level requires company field " + f + " before review; set it with PATCH"}
+					Message: "the level requires company field " + f + " before review: set it (PATCH /v1/applicants/{id}, or the hosted page's company data)"}
 			}
 		}
 	}

@@ -554,8 +554,8 @@ func (s *Store) addDocument(env Env, extID string, in DocumentInput) (Document, 
 			return Document{}, err
 		}
 	case StepCompanyDocs:
-		if !validDocType(in.DocType) {
-			return Document{}, Invalid("docType", "docType is required for company_docs, e.g. certificate_of_incorporation")
+		if err := checkCompanyDocType("docType", in.DocType); err != nil {
+			return Document{}, err
 		}
 	default:
 		if in.Side != "" {
