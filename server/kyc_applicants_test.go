@@ -133,6 +133,13 @@ func TestCreateApplicant(t *testing.T) {
 			{map[string]any{"externalUserId": "v4", "dateOfBirth": "1990-02-30"}, "dateOfBirth"},
 			{map[string]any{"externalUserId": "v5", "dateOfBirth": "01/02/1990"}, "dateOfBirth"},
 			{map[string]any{"externalUserId": "v6", "email": "not-an-email"}, "email"},
+			// What JSON Schema's email format (the document's) refuses, a
+			// client validating answers would refuse too: a domain label
+			// starting with a hyphen or holding an underscore, non-ASCII.
+			{map[string]any{"externalUserId": "v6a", "email": "ada@-example.com"}, "email"},
+			{map[string]any{"externalUserId": "v6b", "email": "a_b@ex_ample.com"}, "email"},
+			{map[string]any{"externalUserId": "v6c", "email": "ÄDA@bücher.de"}, "email"},
+			{map[string]any{"externalUserId": "v6d", "email": "ada@localhost"}, "email"},
 			{map[string]any{"externalUserId": "v7", "phone": "call me"}, "phone"},
 			{map[string]any{"externalUserId": "v8", "firstName": 7}, "firstName"},
 			{map[string]any{"externalUserId": "v9", "verificationLevelName": "full-kyc-level", "gender": "robot"}, "gender"},

@@ -158,8 +158,8 @@ func normalizeField(name, v string, now time.Time) (string, error) {
 		}
 	case "email":
 		a, err := mail.ParseAddress(v)
-		if err != nil || a.Address != v || len(v) > 254 || !strings.Contains(v[strings.LastIndex(v, "@")+1:], ".") {
-			return "", Invalid(name, "email must be an address like name@example.com")
+		if err != nil || a.Address != v || len(v) > 254 || !isASCII(v) || !hostName(v[strings.LastIndex(v, "@")+1:]) {
+			return "", Invalid(name, "email must be an address like name@example.com (ASCII, as JSON Schema's email format: an internationalised domain in its xn-- form)")
 		}
 	case "phone":
 		digits := 0
@@ -254,4 +254,38 @@ func checkReturnURL(field, raw string) error {
 // validLang reports whether s is a two-letter language code.
 func validLang(s string) bool {
 	return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
+}
+
+// hostName reports whether s is a domain name of two labels or more, each
+// 1-63 letters, digits and hyphens of ASCII, not starting or ending with a
+// hyphen (RFC 1123): the domain of an email address as JSON Schema's
+// email format, and so every client validating against the document,
+// takes it. The local part is ASCII too: net/mail's dot-atom, checked
+// by its caller.
+func hostName(s string) bool {
+	labels := strings.Split(s, ".")
+	if len(labels) < 2 || len(s) > 253 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			if c := l[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isASCII reports whether s holds only ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
