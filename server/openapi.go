@@ -228,7 +228,9 @@ func applyConventions(doc map[string]any) {
 			if strings.Contains(path, "{") {
 				want = append(want, "404")
 			}
-			if op["requestBody"] != nil || method == "post" || method == "put" || method == "patch" {
+			// A DELETE reads its body too (empty or any JSON object, as
+			// every call that takes none): past the limit it is a 413.
+			if op["requestBody"] != nil || method == "post" || method == "put" || method == "patch" || method == "delete" {
 				want = append(want, "413")
 			}
 			if decodesImages[id] {

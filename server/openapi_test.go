@@ -344,3 +344,42 @@ func keysOnce(dec *json.Decoder, path string) error {
 	}
 	return nil
 }
+
+// TestOpenAPIDeclares413WhereABodyIsRead: a DELETE reads its body as every
+// call that takes none does, so one past the 1 MiB limit is a 413; the
+// document lists 413 on each DELETE, as it does on every POST, PUT and
+// PATCH.
+func TestOpenAPIDeclares413WhereABodyIsRead(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.createApplicant("big-del", "Doe")
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]any
+		}
+	}
+	if err := json.Unmarshal(doRequest(t, "GET", in.URL+"/openapi.json", nil).Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	big := `{"x":"` + strings.Repeat("a", 2<<20) + `"}`
+	n := 0
+	for path, ops := range doc.Paths {
+		op, ok := ops["delete"]
+		if !ok {
+			continue
+		}
+		n++
+		if op.Responses["413"] == nil {
+			t.Errorf("DELETE %s does not list 413", path)
+		}
+		if r := in.do("DELETE", strings.ReplaceAll(path, "{id}", "big-del"), big); r.Status != 413 {
+			t.Errorf("DELETE %s with a 2 MiB body: %d", path, r.Status)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the document has no DELETE")
+	}
+	if a := in.expect(200, "GET", "/v1/applicants/big-del", nil).m(t); a["info"].(map[string]any)["lastName"] != "Doe" {
+		t.Errorf("a refused DELETE erased the applicant: %v", a["info"])
+	}
+}
