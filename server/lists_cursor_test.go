@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -194,4 +195,32 @@ func TestCursorBelongsToItsList(t *testing.T) {
 	if p := op.page("/console/applicants?limit=1&cursor="+cursors["applicants"], ">a3<", "Next page"); strings.Contains(p, ">co<") {
 		t.Error("the console's second page of applicants lists the first page's co")
 	}
+}
+
+// TestListParameterGivenTwice: a list reads one value of each parameter,
+// so a second one (which would be dropped silently: limit=1&limit=500 read
+// as 1, a second status filter ignored) is a 400 naming it, on the API as
+// in the console.
+func TestListParameterGivenTwice(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for _, c := range []struct{ path, field string }{
+		{"/v1/applicants?limit=1&limit=500", "limit"},
+		{"/v1/applicants?reviewStatus=pending&reviewStatus=completed", "reviewStatus"},
+		{"/webhooks/deliveries?status=dead&status=failed", "status"},
+		{"/transactions?limit=5&walletId=a&walletId=b", "walletId"},
+		{"/vaults?cursor=&cursor=", "cursor"},
+	} {
+		r := in.do("GET", c.path, nil)
+		if r.Status != 400 {
+			t.Errorf("GET %s: %d, want 400 naming %s", c.path, r.Status, c.field)
+			continue
+		}
+		if code, field := errField(t, r); code != "validation_failed" || field != c.field {
+			t.Errorf("GET %s: %d %s %q, want 400 naming %s", c.path, r.Status, code, field, c.field)
+		}
+	}
+	in.expect(200, "GET", "/v1/applicants?limit=1&reviewStatus=pending", nil)
+	b := in.operator()
+	expectStatus(t, "console list with status twice", b.get("/console/deliveries?status=dead&status=failed"), http.StatusBadRequest)
 }

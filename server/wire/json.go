@@ -333,11 +333,20 @@ func jsonType(k reflect.Kind) string {
 
 // Page reads ?limit= (1..200, default 50) and ?cursor=. Returns EINVALID
 // naming the parameter, also one that is not valid URL encoding (which
-// r.URL.Query drops: cursor=%%% would read the first page).
+// r.URL.Query drops: cursor=%%% would read the first page) and any
+// parameter of the query given twice (a list's filters too).
 func Page(r *http.Request) (store.Page, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return store.Page{}, badQuery(r.URL.RawQuery)
+	}
+	// A list reads one value of each parameter: a second one (limit=1&
+	// limit=500, status=a&status=b) would be dropped silently, so it is
+	// refused, as a JSON member given twice is.
+	for name, values := range q {
+		if len(values) > 1 {
+			return store.Page{}, store.Invalid(name, "%s is given twice", name)
+		}
 	}
 	p := store.Page{Limit: store.DefaultLimit, Cursor: q.Get("cursor")}
 	if v := q.Get("limit"); v != "" {
