@@ -64,6 +64,11 @@ func TestCredentialsCommands(t *testing.T) {
 	t.Run("ErrInUse", func(t *testing.T) {
 		r := runCmd(t, "credentials", "list", "--db", db)
 		wantErr(t, r.err(), "in use")
+		// The message says what to do about it.
+		wantErr(t, r.err(), "stop the server first, or copy a running server's db with GET /v1/admin/backup")
+		// So does a second serve on the address the first one holds.
+		r = runCmd(t, "serve", "--listen", strings.TrimPrefix(s.URL, "http://"), "--db", filepath.Join(t.TempDir(), "other.db"))
+		wantErr(t, r.err(), "choose another address with --listen")
 	})
 	t.Run("ErrUsage", func(t *testing.T) {
 		r := runCmd(t, "credentials", "create", "--db", db)

@@ -136,7 +136,8 @@ const (
 func serve(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer) error {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		// Say which setting chose the address: another process may hold it.
+		return fmt.Errorf("listen: %w (choose another address with --listen, COMPLYBOX_LISTEN or listen in the config)", err)
 	}
 	return serveOn(ctx, ln, cfg, logger, stdout)
 }

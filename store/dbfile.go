@@ -87,7 +87,7 @@ func InUse(path string) (err error) {
 
 // errInUse is Open's and openReadOnly's error for a file another process
 // holds.
-var errInUse = errors.New("the file is in use by another process")
+var errInUse = errors.New("the file is in use by another process (one process at a time: stop the server first, or copy a running server's db with GET /v1/admin/backup)")
 
 // openReadOnly opens an existing db file read-only. Returns ENOTFOUND when
 // it does not exist.
