@@ -188,10 +188,15 @@ func seedRecords(ctx context.Context, st *store.Store, n seedCounts, out io.Writ
 	if err != nil {
 		return fmt.Errorf("seed: deliveries: %w", err)
 	}
-	// More events: advance the deposits (each move emits at least one),
-	// then test events.
+	// More events: advance the deposits (each move emits one or two: its
+	// status, and the balance when it completes, so no more moves than
+	// half of what is missing, or the count would overshoot), then test
+	// events, one each, to the exact count.
 	for round := 0; delivered < n.deliveries && round < 2 && len(txs) > 0; round++ {
-		todo := min(len(txs), n.deliveries-delivered)
+		todo := min(len(txs), (n.deliveries-delivered)/2)
+		if todo == 0 {
+			break
+		}
 		err = parallel(ctx, n.workers, todo, func(i int) error {
 			_, err := st.AdvanceTransaction(env, txs[i])
 			return err

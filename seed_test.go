@@ -13,8 +13,9 @@ import (
 )
 
 // TestSeed: seed fills a db through the store's operations: the applicants
-// and deposits asked for, and at least the deliveries asked for, every one
-// delivered, so a server started on the file has nothing to send.
+// and deposits asked for, and the deliveries asked for (more than the other
+// records make: exactly that many), every one delivered, so a server
+// started on the file has nothing to send.
 func TestSeed(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "seed.db")
 	out := mustRun(t, "seed", "--db", db, "--applicants", "25", "--transactions", "30", "--deliveries", "200", "--wallets", "4")
@@ -62,8 +63,8 @@ func TestSeed(t *testing.T) {
 		}
 		return len(l), next, err
 	})
-	if applicants != 25 || transactions != 30 || deliveries < 200 {
-		t.Errorf("%d applicants, %d transactions, %d deliveries; want 25, 30, >= 200", applicants, transactions, deliveries)
+	if applicants != 25 || transactions != 30 || deliveries != 200 {
+		t.Errorf("%d applicants, %d transactions, %d deliveries; want 25, 30, 200", applicants, transactions, deliveries)
 	}
 	if len(undelivered) > 0 {
 		t.Errorf("%d deliveries not delivered once, e.g. %+v", len(undelivered), undelivered[0])
@@ -178,5 +179,25 @@ func TestSeedLeavesNoCallback(t *testing.T) {
 	// one and prints it (SPEC §1: generated, stored, printed once).
 	if generated, err := st.InitCallback(); err != nil || generated == "" {
 		t.Errorf("a KYC callback secret was kept from seed, never printed (%v)", err)
+	}
+}
+
+// TestSeedMakesTheDeliveriesAskedFor: above what the other records make,
+// --deliveries is the count the file ends with, not a floor it may pass
+// (advancing a deposit emits one event or two).
+func TestSeedMakesTheDeliveriesAskedFor(t *testing.T) {
+	t.Parallel()
+	for _, want := range []int{33, 50, 51} {
+		db := filepath.Join(t.TempDir(), "seed.db")
+		mustRun(t, "seed", "--db", db, "--applicants", "10", "--transactions", "10", "--deliveries", strconv.Itoa(want), "--wallets", "2")
+		st, err := store.Open(db, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, _, err := st.Deliveries(store.Sandbox, store.DeliveryFilter{}, store.Page{Limit: store.MaxLimit})
+		st.Close()
+		if err != nil || len(items) != want {
+			t.Errorf("--deliveries %d: %d deliveries in the file (%v)", want, len(items), err)
+		}
 	}
 }
