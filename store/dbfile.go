@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"time"
 
@@ -182,4 +184,42 @@ func shortFile(path string) error {
 		return fmt.Errorf("open %s: the file is damaged (truncated: %d bytes of %d); restore it from a backup", path, fi.Size(), need)
 	}
 	return nil
+}
+
+// createNew makes the db file at path when none exists, empty, for bbolt
+// to lay out, and returns the path it made (a symbolic link's target when
+// path is a link to nothing yet); "" when a file exists, or another
+// process made it first (an exclusive create: only one can make it).
+// Errors other than "exists" are left to bbolt to report.
+func createNew(path string) (string, error) {
+	target := path
+	for range 8 { // follow a chain of links, as the kernel does, a few deep
+		fi, err := os.Lstat(target)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return "", nil
+			}
+			break
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return "", nil // exists
+		}
+		dest, err := os.Readlink(target)
+		if err != nil {
+			return "", nil
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(target), dest)
+		}
+		target = dest
+	}
+	f, err := os.OpenFile(target, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", nil
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(target)
+		return "", err
+	}
+	return target, nil
 }

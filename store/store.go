@@ -146,15 +146,20 @@ func Open(path string, opt Options) (_ *Store, err error) {
 	var db *bolt.DB
 	// A file this Open creates and cannot finish (a full disk, a failed
 	// start) is removed: left behind, it would be refused at every later
-	// start as a damaged db with nothing in it to restore.
-	_, statErr := os.Lstat(path)
-	creates := errors.Is(statErr, fs.ErrNotExist)
+	// start as a damaged db with nothing in it to restore. created is set
+	// only when this Open made the file itself (createNew), so a file
+	// another process made meanwhile is never removed; it is removed
+	// while bbolt's lock on it is still held.
+	created, err := createNew(path)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
+		if err != nil && created != "" && !errors.Is(err, errInUse) {
+			os.Remove(created)
+		}
 		if err != nil && db != nil {
 			db.Close() // a no-op when closed already; else its lock stays held
-		}
-		if err != nil && creates && !errors.Is(err, errInUse) {
-			os.Remove(path)
 		}
 	}()
 	defer func() {
@@ -193,7 +198,7 @@ func Open(path string, opt Options) (_ *Store, err error) {
 	// 0.014-0.057 s with 16 MB resident, against 0.5-1.0 s and 939 MB. A
 	// file written without a synced freelist is walked once, at its first
 	// open (2.5 s for that file).
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && created == "" {
 		return nil, errEmpty(path)
 	}
 	if err := shortFile(path); err != nil {
@@ -202,8 +207,6 @@ func Open(path string, opt Options) (_ *Store, err error) {
 	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.OpenTimeout, FreelistType: bolt.FreelistArrayType})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			// Another process created it meanwhile: it is not this Open's
-			// to remove.
 			return nil, fmt.Errorf("open %s: %w", path, errInUse)
 		}
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
