@@ -99,7 +99,7 @@ func TestExampleConfig(t *testing.T) {
 		if len(cfg.Credentials) != 1 || len(cfg.Levels) != 1 || len(cfg.Assets) != 1 {
 			t.Fatalf("got %d credentials, %d levels, %d assets", len(cfg.Credentials), len(cfg.Levels), len(cfg.Assets))
 		}
-		if l := cfg.Levels[0]; len(l.Steps) != 4 || !l.Steps[3].Optional || l.Questionnaire[0].Options[2] != "other" {
+		if l := cfg.Levels[0]; len(l.Steps) != 5 || l.Steps[2].Kind != "questionnaire" || !l.Steps[4].Optional || l.Questionnaire[0].Options[2] != "other" {
 			t.Fatalf("level decoded as %+v", l)
 		}
 		if a := cfg.Assets[0]; a.Decimals != 8 || a.NetworkFee != "0.0001" {
