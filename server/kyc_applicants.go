@@ -176,21 +176,20 @@ func (s *Server) applicantSteps(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) reviewHistory(w http.ResponseWriter, r *request) error {
+	// Page checks the query as every list's (limit, a parameter given
+	// twice, bad encoding).
+	p, err := wire.Page(r.Request)
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
-	hq := store.HistoryQuery{EventType: q.Get("eventType"), Limit: store.DefaultLimit, Cursor: q.Get("cursor")}
+	hq := store.HistoryQuery{EventType: q.Get("eventType"), Limit: p.Limit, Cursor: q.Get("cursor")}
 	if v := q.Get("since"); v != "" || q.Has("since") {
 		t, ok := parseSince(v)
 		if !ok {
 			return store.Invalid("since", "since must be an ISO 8601 timestamp, e.g. 2026-11-21T05:17:44.123Z")
 		}
 		hq.Since = t
-	}
-	if q.Has("limit") {
-		p, err := wire.Page(r.Request)
-		if err != nil {
-			return err
-		}
-		hq.Limit = p.Limit
 	}
 	if q.Has("eventType") && hq.EventType == "" {
 		return store.Invalid("eventType", "eventType must not be empty")

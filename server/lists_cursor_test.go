@@ -204,12 +204,15 @@ func TestCursorBelongsToItsList(t *testing.T) {
 func TestListParameterGivenTwice(t *testing.T) {
 	t.Parallel()
 	in := start(t)
+	in.createApplicant("lp-1", "Doe")
 	for _, c := range []struct{ path, field string }{
 		{"/v1/applicants?limit=1&limit=500", "limit"},
 		{"/v1/applicants?reviewStatus=pending&reviewStatus=completed", "reviewStatus"},
 		{"/webhooks/deliveries?status=dead&status=failed", "status"},
 		{"/transactions?limit=5&walletId=a&walletId=b", "walletId"},
 		{"/vaults?cursor=&cursor=", "cursor"},
+		{"/v1/applicants/lp-1/review-history?eventType=applicant.created&eventType=aml.run", "eventType"},
+		{"/v1/applicants/lp-1/review-history?since=2026-01-01&since=2027-01-01", "since"},
 	} {
 		r := in.do("GET", c.path, nil)
 		if r.Status != 400 {
