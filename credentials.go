@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -93,9 +96,15 @@ func newCredentialsListCmd(a *app) *cobra.Command {
 	return cmd
 }
 
+// dash is s as one cell of the list: "-" when empty, quoted as Go quotes
+// it when it holds a control character (a name stored before names were
+// checked), so a line break or a tab cannot make a row or a column.
 func dash(s string) string {
 	if s == "" {
 		return "-"
+	}
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return strconv.Quote(s)
 	}
 	return s
 }

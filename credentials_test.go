@@ -99,6 +99,12 @@ func TestCredentialsCommands(t *testing.T) {
 		if after := mustRun(t, "credentials", "list", "--db", db); after != before {
 			t.Fatalf("refused names changed the list:\n%s", after)
 		}
+		// A configured credential's name is checked as well, at start-up.
+		cfg := writeConfig(t, "[[credentials]]\nkey = \"sbx_key_cfgname\"\nsecret = \"a-secret-of-enough-length-0123456789\"\nname = \"line1\\nline2\"\n")
+		r = runCmd(t, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "cfg.db"))
+		if r.code != 1 || !strings.Contains(r.stderr, "credentials[0]") || !strings.Contains(r.stderr, "name contains a control character") {
+			t.Fatalf("a configured name with a line break: exit %d, stderr %q", r.code, r.stderr)
+		}
 	})
 }
 
@@ -258,5 +264,16 @@ func TestListCommandsOnlyRead(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Error("a console user command created the missing db")
+	}
+}
+
+// TestCredentialListCell: a name stored before names were checked, with a
+// line break or a tab, is listed quoted on its own row; others as they are.
+func TestCredentialListCell(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"": "-", "ci bot": "ci bot", "Zoë": "Zoë", "x\nprd_key_forged": `"x\nprd_key_forged"`, "a\tb": `"a\tb"`} {
+		if got := dash(in); got != want {
+			t.Errorf("dash(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

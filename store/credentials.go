@@ -64,6 +64,16 @@ func validCredential(env Env, role string) error {
 	return nil
 }
 
+// checkCredentialName checks a credential's name: at most 100 characters,
+// no control character. The name is a column of `credentials list` and of
+// the console's table: a line break or a tab in it would forge rows there.
+func checkCredentialName(name string) error {
+	if longerThan(name, 100) {
+		return Invalid("name", "name must be at most 100 characters")
+	}
+	return checkControl("name", name, false)
+}
+
 // CreateCredential mints a credential and returns it with its secret, which
 // is never stored and cannot be read again. Returns EINVALID for a bad
 // environment or role, or a name over 100 characters or with a control
@@ -75,12 +85,7 @@ func (s *Store) CreateCredential(env Env, role, name string) (Credential, string
 	if err := validCredential(env, role); err != nil {
 		return Credential{}, "", err
 	}
-	if longerThan(name, 100) {
-		return Credential{}, "", Invalid("name", "name must be at most 100 characters")
-	}
-	// The name is a column of `credentials list` and of the console's
-	// table: a line break or a tab in it would forge rows there.
-	if err := checkControl("name", name, false); err != nil {
+	if err := checkCredentialName(name); err != nil {
 		return Credential{}, "", err
 	}
 	prefix := "sbx"
@@ -111,6 +116,9 @@ func (s *Store) EnsureCredential(key, secret string, env Env, role, name string)
 	}
 	if key == "" || secret == "" {
 		return false, Invalid("key", "credential key and secret are required")
+	}
+	if err := checkCredentialName(name); err != nil {
+		return false, err
 	}
 	defer s.creds.invalidate()
 	err = s.update(func(t *txn) error {
