@@ -260,7 +260,21 @@ func (l Level) validate() error {
 			return Invalid(f+".options", "a choice question needs options")
 		case q.Type != "choice" && len(q.Options) > 0:
 			return Invalid(f+".options", "only choice questions have options")
-		case strings.ContainsFunc(q.ID, unicode.IsSpace):
+		}
+		ids[q.ID] = true
+	}
+	return checkQuestionTexts(l.Questionnaire)
+}
+
+// checkQuestionTexts checks what validate's shape checks of the questions
+// leave: an id is one word, ids and texts hold no control character, and
+// a choice's options are each a non-blank text given once. A level stored
+// before these checks is held to them only when its questions are sent
+// again (PatchLevel), so that its other fields stay editable.
+func checkQuestionTexts(questions []Question) error {
+	for i, q := range questions {
+		f := "questionnaire[" + itoa(i) + "]"
+		if strings.ContainsFunc(q.ID, unicode.IsSpace) {
 			return Invalid(f+".id", "a question id names the answer: no spaces")
 		}
 		if err := checkControl(f+".id", q.ID, false); err != nil {
@@ -272,7 +286,6 @@ func (l Level) validate() error {
 		if err := checkOptions(f+".options", q.Options); err != nil {
 			return err
 		}
-		ids[q.ID] = true
 	}
 	return nil
 }
@@ -607,7 +620,11 @@ func (s *Store) PatchLevel(env Env, name string, p LevelPatch) (Level, error) {
 		id, created := l.ID, l.CreatedAtUtc
 		l = l.normalized()
 		l.ID, l.CreatedAtUtc = id, created
-		if err := l.validate(); err != nil {
+		check := l
+		if p.Questionnaire == nil {
+			check.Questionnaire = nil // kept as stored (checkQuestionTexts)
+		}
+		if err := check.validate(); err != nil {
 			return err
 		}
 		key := t.s.settings.KYC.defaultFor(name)

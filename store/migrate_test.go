@@ -571,3 +571,37 @@ func TestUpgradeMovesIndexesToBitmaps(t *testing.T) {
 		return nil
 	})
 }
+
+// TestOldLevelStaysEditable: a level stored before a question's id, text
+// and options were checked (an id with a space, options given twice) keeps
+// every other field editable; its questions are held to the checks only
+// when they are sent again.
+func TestOldLevelStaysEditable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	opts := store.Options{Now: store.NewManualClock(testStart).Now}
+	s, _ := mustOpen(t, path, opts)
+	if _, err := s.CreateLevel(store.Sandbox, store.Level{Name: "old-survey", ApplicantType: store.TypeIndividual,
+		Steps: []store.LevelStep{{Kind: store.StepQuestionnaire}},
+		Questionnaire: []store.Question{{ID: "q1", Text: "Why?", Type: "choice", Options: []string{"a", "b"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rewriteFile(t, path, func(tx *bolt.Tx) error {
+		levels := tx.Bucket([]byte("env:" + string(store.Sandbox))).Bucket([]byte("levels"))
+		b := bytes.Replace(levels.Get([]byte("old-survey")), []byte(`"q1"`), []byte(`"q 1"`), 1)
+		b = bytes.Replace(b, []byte(`["a","b"]`), []byte(`["a","a"]`), 1)
+		return levels.Put([]byte("old-survey"), b)
+	})
+	s, _ = mustOpen(t, path, opts)
+	fields := []string{"firstName", "lastName"}
+	l, err := s.PatchLevel(store.Sandbox, "old-survey", store.LevelPatch{PersonalInfoFields: &fields})
+	if err != nil || len(l.PersonalInfoFields) != 2 || l.Questionnaire[0].ID != "q 1" {
+		t.Fatalf("PATCH of another field of an old level: %v %+v", err, l)
+	}
+	qs := l.Questionnaire
+	if _, err := s.PatchLevel(store.Sandbox, "old-survey", store.LevelPatch{Questionnaire: &qs}); err == nil || !strings.Contains(err.Error(), "questionnaire[0].id") {
+		t.Fatalf("its questions sent again as they are: %v, want the id refused", err)
+	}
+}
