@@ -1332,6 +1332,14 @@ func TestConsoleShowsQuestionnaireAnswers(t *testing.T) {
 	body := verifyBody(t, 3)
 	body["questionnaire"] = map[string]any{"occupation": "Engineer", "years": 7}
 	in.expect(200, "POST", "/v1/applicants/qa-2/verify", body)
+	// The partner's own answers are text an operator reads: no control
+	// character in a name or a string value.
+	for _, bad := range []map[string]any{{"a\x00": 1}, {"note": "a\x07b"}} {
+		body["questionnaire"] = bad
+		if code, _ := errField(t, in.expect(400, "POST", "/v1/applicants/qa-2/verify", body)); code != "validation_failed" {
+			t.Errorf("answers %q: code %s", bad, code)
+		}
+	}
 	in.createApplicant("qa-3", "Doe")
 
 	b := in.operator()

@@ -800,7 +800,8 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 		`{"pep":"maybe","source":"salary"}`:                          "questionnaire.pep",
 		`{"pep":false,"source":"salary","source":"savings"}`:         "questionnaire.source",
 		`{"pep":false,"source":"savings","note":"a\u0000b"}`:         "questionnaire.note",
-		`{"pep":false,"source":"savings","note":"a\tb"}`:             "questionnaire.note",
+		`{"pep":false,"source":"savings","note":"a\u0007b"}`:         "questionnaire.note",
+		`{"pep":false,"source":"savings","note":"a\u0085b"}`:         "questionnaire.note",
 		"{\"pep\":false,\"source\":\"savings\",\"note\":\"a\xffb\"}": "questionnaire.note",
 	} {
 		r = in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, body)
@@ -809,7 +810,12 @@ func TestSDKLivenessAndQuestionnaire(t *testing.T) {
 			t.Errorf("%s: field %q, want %q", body, f, field)
 		}
 	}
-	// A text answer keeps its line breaks.
+	// The page says what is wrong with such an answer, not "please answer".
+	r = in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pep": {"false"}, "q.source": {"savings"}, "q.note": {"a\x07b"}})
+	wantStatusCode(t, r, 400, "answer with a control character")
+	wantHTML(t, r, `This text holds an invisible control character`)
+	// A text answer keeps its line breaks and tabs (pasted from a sheet).
+	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{"pep":false,"source":"savings","note":"two\tcolumns\nlines"}`), 200, "answer with a tab, on two lines")
 	wantStatusCode(t, in.sdkAPI("POST", "/api/v1/sdk/questionnaire", token, `{"pep":false,"source":"savings","note":"two\nlines"}`), 200, "answer on two lines")
 	st := in.sdkAPI("GET", "/api/v1/sdk/state", token, "").m(t)
 	qs := st["questionnaire"].([]any)

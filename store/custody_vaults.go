@@ -52,12 +52,7 @@ func checkText(field, s string, max int) error {
 	if utf8.RuneCountInString(s) > max {
 		return Invalid(field, "%s is longer than %d characters", field, max)
 	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return Invalid(field, "%s contains a control character", field)
-		}
-	}
-	return nil
+	return checkControl(field, s, false)
 }
 
 func (t *txn) vault(env Env, id string) (diskVault, error) {

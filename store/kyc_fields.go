@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -192,11 +193,12 @@ func normalizeField(name, v string, now time.Time) (string, error) {
 // never in bytes: "é" is one character and two bytes.
 func longerThan(s string, max int) bool { return utf8.RuneCountInString(s) > max }
 
-// checkControl refuses a value of field name with a control character;
-// multiline allows line breaks. Returns EINVALID naming the field.
+// checkControl refuses a value of field name with a control character
+// (C0, DEL or C1: unicode.IsControl); multiline text (a comment, an
+// answer) allows line breaks and tabs. Returns EINVALID naming the field.
 func checkControl(name, v string, multiline bool) error {
 	for _, r := range v {
-		if (r < 0x20 && !(multiline && (r == '\n' || r == '\r'))) || r == 0x7f {
+		if unicode.IsControl(r) && !(multiline && (r == '\n' || r == '\r' || r == '\t')) {
 			return Invalid(name, "%s contains a control character", name)
 		}
 	}

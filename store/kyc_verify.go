@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"image"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -358,7 +360,20 @@ const MaxAnswerLength = 2000
 func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 	if len(l.Questionnaire) == 0 {
 		// A level without questions (the built-in full-kyc-level and
-		// kyb-level) takes the partner's own answers as they come.
+		// kyb-level) takes the partner's own answers as they come, but
+		// as text an operator reads: names and string values without
+		// control characters.
+		for _, k := range slices.Sorted(maps.Keys(answers)) {
+			if err := checkControl("questionnaire", k, false); err != nil {
+				return Invalid("questionnaire", "an answer's name contains a control character")
+			}
+			var s string
+			if json.Unmarshal(answers[k], &s) == nil {
+				if err := checkControl("questionnaire."+k, s, true); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	}
 	for k := range answers {

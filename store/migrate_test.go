@@ -581,7 +581,7 @@ func TestOldLevelStaysEditable(t *testing.T) {
 	opts := store.Options{Now: store.NewManualClock(testStart).Now}
 	s, _ := mustOpen(t, path, opts)
 	if _, err := s.CreateLevel(store.Sandbox, store.Level{Name: "old-survey", ApplicantType: store.TypeIndividual,
-		Steps: []store.LevelStep{{Kind: store.StepQuestionnaire}},
+		Steps:         []store.LevelStep{{Kind: store.StepQuestionnaire}},
 		Questionnaire: []store.Question{{ID: "q1", Text: "Why?", Type: "choice", Options: []string{"a", "b"}}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,8 @@ func fieldProblem(field, msg string) string {
 			return "err.image.pixels" // a small file can hold too many pixels: its size is not the reason
 		}
 		return "err.image.unreadable"
+	case strings.Contains(msg, "contains a control character"):
+		return "err.control" // a text of any field: say what is wrong, not "please answer"
 	case strings.HasPrefix(field, "questionnaire."):
 		switch {
 		case strings.Contains(msg, "one of"):
