@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -238,5 +239,39 @@ func TestBrowserConsoleWideValuesWrap(t *testing.T) {
 			}
 		}
 		tb.a11y()
+	}
+}
+
+// TestBrowserConsoleRefusedFormFocusesItsField: a refused form comes back
+// with the cursor in the field its error names (autofocus), on screen
+// whatever stands above the form (a long deliveries list), and the field
+// described by the error, at a phone's and a desktop's width.
+func TestBrowserConsoleRefusedFormFocusesItsField(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	for i := range 40 {
+		in.createApplicant(fmt.Sprintf("long-%d", i), "Doe") // a long list of kyc deliveries
+	}
+	if err := in.Store.SetConsolePassword(consolePassword); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []viewport{phone, desktop} {
+		tb := in.chrome(t, size)
+		tb.consoleLogin("admin")
+		for _, c := range []struct{ page, form, field, value string }{
+			{"/console/deliveries", "/console/retry-deliveries", "since", "yesterday"},
+			{"/console/settings", "/console/settings/callback", "callbackUrl", "ftp://127.0.0.1/x"},
+		} {
+			tb.open(c.page)
+			tb.fill("form[action='"+c.form+"'] [name="+c.field+"]", c.value)
+			tb.expectError("status of 400")
+			tb.submit("form[action='" + c.form + "'] button[type=submit]")
+			focus := eval[[]any](tb, `(() => { const e = document.activeElement, r = e.getBoundingClientRect();
+				return [e.name || e.tagName, e.getAttribute('aria-describedby') || '', r.top >= 0 && r.bottom <= innerHeight] })()`)
+			if focus[0] != c.field || focus[1] == "" || focus[2] != true {
+				t.Errorf("%s at %v: after the refused form the focus is %v, want %s on screen, described by its error", c.form, size, focus, c.field)
+			}
+			tb.a11y()
+		}
 	}
 }

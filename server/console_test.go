@@ -1025,9 +1025,11 @@ func TestConsoleRefusedFormsKeepTheirValues(t *testing.T) {
 				t.Errorf("%s: the page lacks %s", c.what, w)
 			}
 		}
-		// Sent again, the form lands on its error (a long list may stand
-		// above it), which its field names as its description.
-		if !regexp.MustCompile(`action="` + regexp.QuoteMeta(c.path) + `(#[a-z-]+-error)?"`).MatchString(body) {
+		// Sent again, the form is there with the cursor in the refused
+		// field (autofocus, which scrolls to it past a long list: a
+		// fragment in the action would keep Chromium from focusing it),
+		// and the field names the error as its description.
+		if !strings.Contains(body, `action="`+c.path+`"`) {
 			t.Errorf("%s: the form is not on the page again", c.what)
 		}
 	}
