@@ -68,7 +68,7 @@ func TestVerifySignatureCommand(t *testing.T) {
 			t.Fatalf("unknown flag: %v (exit %d), want 2", r.stderr, r.code)
 		}
 		// A signature of neither form is bad input, not a mismatch.
-		for _, bad := range []string{"not-hex!", "abc", "v2,abc", "v1a,abc"} {
+		for _, bad := range []string{"not-hex!", "abc", "v2,abc", "v1a,abc", "v1,!!!", "v1,"} {
 			r = runCmd(t, "verify-signature", "--secret", secret, "--signature", bad, "--id", "msg_1", "--timestamp", "1795000000", file)
 			if r.code != 2 || !strings.Contains(r.stderr, "--signature") {
 				t.Errorf("--signature %q: %v (exit %d), want 2 naming the flag", bad, r.stderr, r.code)
