@@ -565,6 +565,9 @@ func (c *Config) Validate() error {
 		case cr.Role != "" && cr.Role != store.RolePartner && cr.Role != store.RoleAdmin:
 			return configError(key+".role", "%q is not partner or admin", cr.Role)
 		}
+		if err := store.CheckCredentialName(cr.Name); err != nil {
+			return configError(key+".name", "%s", store.AsError(err).Message)
+		}
 		seen[cr.Key] = true
 	}
 	if c.PartnerAPI.SpawnRateLimitPerHour < 1 {

@@ -101,9 +101,14 @@ func TestCredentialsCommands(t *testing.T) {
 		}
 		// A configured credential's name is checked as well, at start-up.
 		cfg := writeConfig(t, "[[credentials]]\nkey = \"sbx_key_cfgname\"\nsecret = \"a-secret-of-enough-length-0123456789\"\nname = \"line1\\nline2\"\n")
-		r = runCmd(t, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "cfg.db"))
-		if r.code != 1 || !strings.Contains(r.stderr, "credentials[0]") || !strings.Contains(r.stderr, "name contains a control character") {
+		cfgDB := filepath.Join(t.TempDir(), "cfg.db")
+		r = runCmd(t, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--db", cfgDB)
+		if r.code != 1 || !strings.Contains(r.stderr, "credentials[0].name") || !strings.Contains(r.stderr, "name contains a control character") {
 			t.Fatalf("a configured name with a line break: exit %d, stderr %q", r.code, r.stderr)
+		}
+		// Refused with the config, before the db is made or written.
+		if _, err := os.Stat(cfgDB); err == nil {
+			t.Fatal("a refused config made its db")
 		}
 	})
 }

@@ -64,10 +64,11 @@ func validCredential(env Env, role string) error {
 	return nil
 }
 
-// checkCredentialName checks a credential's name: at most 100 characters,
+// CheckCredentialName checks a credential's name (also a configured one's,
+// before anything is written): at most 100 characters,
 // no control character. The name is a column of `credentials list` and of
 // the console's table: a line break or a tab in it would forge rows there.
-func checkCredentialName(name string) error {
+func CheckCredentialName(name string) error {
 	if longerThan(name, 100) {
 		return Invalid("name", "name must be at most 100 characters")
 	}
@@ -85,7 +86,7 @@ func (s *Store) CreateCredential(env Env, role, name string) (Credential, string
 	if err := validCredential(env, role); err != nil {
 		return Credential{}, "", err
 	}
-	if err := checkCredentialName(name); err != nil {
+	if err := CheckCredentialName(name); err != nil {
 		return Credential{}, "", err
 	}
 	prefix := "sbx"
@@ -117,7 +118,7 @@ func (s *Store) EnsureCredential(key, secret string, env Env, role, name string)
 	if key == "" || secret == "" {
 		return false, Invalid("key", "credential key and secret are required")
 	}
-	if err := checkCredentialName(name); err != nil {
+	if err := CheckCredentialName(name); err != nil {
 		return false, err
 	}
 	defer s.creds.invalidate()
