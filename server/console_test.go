@@ -1336,7 +1336,7 @@ func TestConsoleShowsQuestionnaireAnswers(t *testing.T) {
 	in.expect(200, "POST", "/v1/applicants/qa-2/verify", body)
 	// The partner's own answers are text an operator reads: no control
 	// character in a name or a string value.
-	for _, bad := range []map[string]any{{"a\x00": 1}, {"note": "a\x07b"}} {
+	for _, bad := range []map[string]any{{"a\x00": 1}, {"note": "a\x07b"}, {"a": []any{"x\x00y"}}, {"a": map[string]any{"b": "x\x1by"}}, {"a": map[string]any{"b\x00": "x"}}, {"a": []any{"\u0085"}}} {
 		body["questionnaire"] = bad
 		if code, _ := errField(t, in.expect(400, "POST", "/v1/applicants/qa-2/verify", body)); code != "validation_failed" {
 			t.Errorf("answers %q: code %s", bad, code)

@@ -361,17 +361,18 @@ func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 	if len(l.Questionnaire) == 0 {
 		// A level without questions (the built-in full-kyc-level and
 		// kyb-level) takes the partner's own answers as they come, but
-		// as text an operator reads: names and string values without
-		// control characters.
+		// as text an operator reads: names and string values, at any
+		// depth, without control characters.
 		for _, k := range slices.Sorted(maps.Keys(answers)) {
 			if err := checkControl("questionnaire", k, false); err != nil {
 				return Invalid("questionnaire", "an answer's name contains a control character")
 			}
-			var s string
-			if json.Unmarshal(answers[k], &s) == nil {
-				if err := checkControl("questionnaire."+k, s, true); err != nil {
-					return err
-				}
+			var v any
+			if err := json.Unmarshal(answers[k], &v); err != nil {
+				return Invalid("questionnaire."+k, "the answer is not JSON")
+			}
+			if err := textWithin("questionnaire."+k, v); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -416,6 +417,32 @@ func checkAnswers(l Level, answers map[string]json.RawMessage) error {
 				return Invalid(f, "the answer to %q must be at most %d characters", q.ID, MaxAnswerLength)
 			}
 			if err := checkControl(f, s, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// textWithin refuses a control character in any string or member name
+// within v (a decoded JSON value) at path: line breaks and tabs are text.
+// Returns EINVALID naming the path of the value ("questionnaire.a.b[1]").
+func textWithin(path string, v any) error {
+	switch v := v.(type) {
+	case string:
+		return checkControl(path, v, true)
+	case []any:
+		for i, e := range v {
+			if err := textWithin(path+"["+itoa(i)+"]", e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if err := checkControl(path, k, false); err != nil {
+				return Invalid(path, "a member name within %s contains a control character", path)
+			}
+			if err := textWithin(path+"."+k, v[k]); err != nil {
 				return err
 			}
 		}
