@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/complybox/complybox/store"
 )
@@ -261,11 +262,23 @@ func TestBrowserConsoleRefusedFormFocusesItsField(t *testing.T) {
 		for _, c := range []struct{ page, form, field, value string }{
 			{"/console/deliveries", "/console/retry-deliveries", "since", "yesterday"},
 			{"/console/settings", "/console/settings/callback", "callbackUrl", "ftp://127.0.0.1/x"},
+			// No event type ticked: the first box takes the focus.
+			{"/console/settings", "/console/settings/webhook", "subscribedEventTypes", ""},
 		} {
 			tb.open(c.page)
-			tb.fill("form[action='"+c.form+"'] [name="+c.field+"]", c.value)
+			if c.value != "" {
+				tb.fill("form[action='"+c.form+"'] [name="+c.field+"]", c.value)
+			} else {
+				tb.fill("form[action='"+c.form+"'] [name=url]", "https://example.com/hook")
+				eval[any](tb, `document.querySelectorAll("form[action='`+c.form+`'] [name=`+c.field+`]").forEach(b => b.checked = false)`)
+			}
 			tb.expectError("status of 400")
 			tb.submit("form[action='" + c.form + "'] button[type=submit]")
+			// Autofocus runs after the load; a headless tab has no system
+			// focus, so :focus never matches: read activeElement.
+			for i := 0; i < 100 && eval[string](tb, `document.activeElement.name || ''`) != c.field; i++ {
+				time.Sleep(20 * time.Millisecond) // polls the browser, not the clock under test
+			}
 			focus := eval[[]any](tb, `(() => { const e = document.activeElement, r = e.getBoundingClientRect();
 				return [e.name || e.tagName, e.getAttribute('aria-describedby') || '', r.top >= 0 && r.bottom <= innerHeight] })()`)
 			if focus[0] != c.field || focus[1] == "" || focus[2] != true {
