@@ -209,9 +209,17 @@ func createNew(path string) (string, error) {
 			return "", nil
 		}
 		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(target), dest)
+			// Not filepath.Join, which cleans "sub/.." away before sub is
+			// followed: the kernel follows it first.
+			dest = filepath.Dir(target) + string(filepath.Separator) + dest
 		}
-		target = dest
+		// The directory as the kernel reaches it (links and .. in order),
+		// then the name in it.
+		dir, name := filepath.Split(dest)
+		if dir, err = filepath.EvalSymlinks(dir); err != nil {
+			return "", nil // a missing directory: bbolt says so
+		}
+		target = filepath.Join(dir, name)
 	}
 	f, err := os.OpenFile(target, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -222,4 +230,22 @@ func createNew(path string) (string, error) {
 		return "", err
 	}
 	return target, nil
+}
+
+// emptyFile reports whether path is a regular file that stays empty for
+// wait: one just made by another process that is laying it out (two
+// first starts at once) has its pages within milliseconds and is no
+// damaged copy; bbolt's lock then waits for that process.
+func emptyFile(path string, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for {
+		fi, err := os.Stat(path)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 0 {
+			return false
+		}
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/complybox/complybox/store"
 )
@@ -71,5 +72,67 @@ func TestOpenNeverRemovesAnotherProcessFile(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the other process's file is gone: %v", err)
+	}
+}
+
+// TestOpenSameNewFileAtOnce: several first starts on one new db at once
+// (scripts running `credentials create` in parallel) all succeed, one
+// after the other, and every credential each one made is in the file: a
+// loser sees the winner's file still empty for a moment, which is no
+// damaged copy to refuse, and nobody removes it.
+func TestOpenSameNewFileAtOnce(t *testing.T) {
+	t.Parallel()
+	for round := range 20 {
+		path := filepath.Join(t.TempDir(), "new.db")
+		errs := make(chan error, 4)
+		for range 4 {
+			go func() {
+				s, err := store.Open(path, store.Options{OpenTimeout: 10 * time.Second, PasswordCost: 4})
+				if err == nil {
+					_, _, err = s.CreateCredential(store.Sandbox, store.RolePartner, "")
+					err = errors.Join(err, s.Close())
+				}
+				errs <- err
+			}()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		s, _ := mustOpen(t, path, store.Options{})
+		creds, err := s.Credentials()
+		s.Close()
+		if err != nil || len(creds) != 4 {
+			t.Fatalf("round %d: %d credentials in the file, want 4 (%v)", round, len(creds), err)
+		}
+	}
+}
+
+// TestOpenNewFileThroughALinkWithDotDot: a --db link whose target climbs
+// out of a linked directory (sub/../t.db, sub a link) makes the db where
+// the kernel resolves it, and no stray file where a lexical reading
+// (filepath.Clean: ./t.db) would put it.
+func TestOpenNewFileThroughALinkWithDotDot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "real", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("real", "deep"), filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub/../t.db", filepath.Join(dir, "l.db")); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := mustOpen(t, filepath.Join(dir, "l.db"), store.Options{})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "real", "t.db")); err != nil || fi.Size() == 0 {
+		t.Fatalf("the db is not where the link leads: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "t.db")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a stray file beside the link: %v", err)
 	}
 }

@@ -198,7 +198,7 @@ func Open(path string, opt Options) (_ *Store, err error) {
 	// 0.014-0.057 s with 16 MB resident, against 0.5-1.0 s and 939 MB. A
 	// file written without a synced freelist is walked once, at its first
 	// open (2.5 s for that file).
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && created == "" {
+	if created == "" && emptyFile(path, opt.OpenTimeout) {
 		return nil, errEmpty(path)
 	}
 	if err := shortFile(path); err != nil {
