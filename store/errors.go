@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/complybox/complybox/store/fielderr"
@@ -55,6 +56,24 @@ func Errorf(code, reason, format string, args ...any) *Error {
 // Invalid returns an EINVALID error naming field.
 func Invalid(field, format string, args ...any) *Error {
 	return &Error{Code: EINVALID, Reason: "validation_failed", Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Within returns err naming its field inside prefix ("ubos[1].",
+// "questionnaire."): the field of a value decoded or checked on its own is
+// named by its path in the request, in the field and at the start of the
+// message when the message begins with it. Errors without a field, and
+// errors of other types, are returned as they are.
+func Within(prefix string, err error) error {
+	var e *Error
+	if prefix == "" || !errors.As(err, &e) || e.Field == "" {
+		return err
+	}
+	in := *e
+	in.Field = prefix + e.Field
+	if rest, ok := strings.CutPrefix(e.Message, e.Field); ok {
+		in.Message = in.Field + rest
+	}
+	return &in
 }
 
 // fieldError turns the field error of a leaf package (an image, a decimal, a

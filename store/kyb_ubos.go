@@ -159,7 +159,7 @@ func applyUboInput(r *uboRow, in UboInput, prefix string, create bool, now time.
 			return false, Invalid(prefix+"fullName", "fullName must be at most 200 characters")
 		}
 		if err := checkControl("fullName", v, false); err != nil {
-			return false, prefixed(err, prefix)
+			return false, Within(prefix, err)
 		}
 		identity = identity || v != r.FullName
 		r.FullName = v
@@ -171,7 +171,7 @@ func applyUboInput(r *uboRow, in UboInput, prefix string, create bool, now time.
 		}
 		if ok {
 			if v, err = normalizeField("dateOfBirth", v, now); err != nil {
-				return false, prefixed(err, prefix)
+				return false, Within(prefix, err)
 			}
 		}
 		identity = identity || v != r.DateOfBirth
@@ -205,7 +205,7 @@ func applyUboInput(r *uboRow, in UboInput, prefix string, create bool, now time.
 		}
 		if ok {
 			if v, err = normalizeField(f, v, now); err != nil {
-				return false, prefixed(err, prefix)
+				return false, Within(prefix, err)
 			}
 		}
 		if f == "email" {
@@ -215,16 +215,6 @@ func applyUboInput(r *uboRow, in UboInput, prefix string, create bool, now time.
 		}
 	}
 	return identity, nil
-}
-
-// prefixed puts prefix before the field an EINVALID error names.
-func prefixed(err error, prefix string) error {
-	if e, ok := err.(*Error); ok && e.Field != "" && prefix != "" {
-		c := *e
-		c.Field = prefix + e.Field
-		return &c
-	}
-	return err
 }
 
 // parseOwnership reads a JSON number from 0 to 100 with at most four

@@ -161,7 +161,7 @@ func (ui *UI) Questionnaire(w http.ResponseWriter, r *http.Request, token string
 	if err := wire.Decode(r, &in); err != nil {
 		// The body is the answers: an answer given twice, or not UTF-8,
 		// is named as every answer error is (questionnaire.<id>).
-		return wire.Within("questionnaire", err)
+		return store.Within("questionnaire.", err)
 	}
 	st, err := ui.store.SDKAnswers(token, in)
 	if err != nil {

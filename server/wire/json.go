@@ -374,21 +374,3 @@ func badQuery(raw string) error {
 	}
 	return store.Invalid("query", "the query string is not valid URL encoding")
 }
-
-// Within returns err naming its field inside the member member of the
-// body: a body decoded from one member of the request (the hosted UI's
-// {"fields": {...}}) names its fields by their path in the request, as
-// every error does ("fields.firstName"). Errors without a field, and
-// errors of other types, are returned as they are.
-func Within(member string, err error) error {
-	var e *store.Error
-	if !errors.As(err, &e) || e.Field == "" {
-		return err
-	}
-	in := *e
-	in.Field = member + "." + e.Field
-	if rest, ok := strings.CutPrefix(e.Message, e.Field); ok {
-		in.Message = in.Field + rest
-	}
-	return &in
-}
