@@ -421,6 +421,67 @@ func TestConsoleDecision(t *testing.T) {
 	expectStatus(t, "decide twice", b.submit("/console/applicants/manual-2/decision", url.Values{"reviewAnswer": {"GREEN"}}), http.StatusConflict)
 }
 
+// TestConsoleDecisionOnTheAttemptShown: a decision is for the submission
+// its page showed. Rejected for RETRY and submitted again while an
+// operator's page stood open, the applicant's new documents were approved
+// unseen; the form now names its attempt, and a later one (or a decision
+// taken meanwhile) refuses it with 409, keeping what was posted on the
+// page as it is now.
+func TestConsoleDecisionOnTheAttemptShown(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	rc, secret := in.kycReceiver()
+	ak, as := in.credential(store.Sandbox, store.RoleAdmin)
+	in.createApplicant("manual-a", "manual")
+	in.expect(200, "POST", "/v1/applicants/manual-a/verify", verifyBody(t, 31))
+	in.waitReviewStatus("manual-a", "awaitingOperatorReview")
+
+	b := in.operator()
+	b.page("/console/applicants/manual-a", `name="shownAttempt" value="1"`)
+	in.expect(200, "POST", "/v1/admin/applicants/manual-a/decision", map[string]any{"reviewAnswer": "RED", "reviewRejectType": "RETRY",
+		"rejectLabels": []string{"LOW_QUALITY"}}, "X-Api-Key", ak, "X-Api-Secret", as)
+	rc.reviewed(t, secret)
+	in.expect(200, "POST", "/v1/applicants/manual-a/verify", verifyBody(t, 32))
+	in.waitReviewStatus("manual-a", "awaitingOperatorReview")
+
+	// The page still open shows attempt 1: its GREEN is refused, and the
+	// form comes again for attempt 2, with the comment kept.
+	r := b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownAttempt": {"1"}, "moderationComment": {"seen on attempt 1"}})
+	expectStatus(t, "decide an attempt no longer current", r, http.StatusConflict)
+	body := html.UnescapeString(string(r.Body))
+	for _, want := range []string{`role="alert" id="decision-error">Nothing was recorded: applicant "manual-a" was submitted again (attempt 2)`,
+		`name="shownAttempt" value="2"`, "seen on attempt 1</textarea>"} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the refused decision's page has no %q:\n%s", want, body)
+		}
+	}
+	if st := in.expect(200, "GET", "/v1/applicants/manual-a/status", nil).m(t); st["reviewStatus"] != "awaitingOperatorReview" || st["reviewAnswer"] != nil {
+		t.Fatalf("status after the refused decision: %v", st)
+	}
+	expectStatus(t, "a bad attempt number", b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownAttempt": {"two"}}), http.StatusBadRequest)
+
+	expectStatus(t, "decide the attempt shown", b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownAttempt": {"2"}}), http.StatusSeeOther)
+	if got := rc.reviewed(t, secret); got["reviewResult"].(map[string]any)["reviewAnswer"] != "GREEN" {
+		t.Fatalf("applicantReviewed %v", got)
+	}
+
+	// A second operator's tab, decided meanwhile: the page says what was
+	// not recorded, its verdict and comment, beside the applicant as it is.
+	r = b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"RED"}, "reviewRejectType": {"FINAL"}, "confirmFinal": {"yes"},
+		"rejectLabels": {"FORGERY"}, "moderationComment": {"forged passport"}, "shownAttempt": {"2"}})
+	expectStatus(t, "decide a decided applicant", r, http.StatusConflict)
+	body = html.UnescapeString(string(r.Body))
+	for _, want := range []string{"Decision not recorded", `is completed, not awaitingOperatorReview`, "<strong>RED</strong> FINAL — Forgery",
+		"forged passport</blockquote>", `<span class="badge ans-GREEN">GREEN</span>`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the conflict page has no %q:\n%s", want, body)
+		}
+	}
+	if st := in.expect(200, "GET", "/v1/applicants/manual-a/status", nil).m(t); st["reviewAnswer"] != "GREEN" {
+		t.Fatalf("status after the refused second decision: %v", st)
+	}
+}
+
 // shownTime is how a console page shows the API's time iso: UTC text in
 // a <time> element, which the page's script turns into the operator's
 // own time zone.

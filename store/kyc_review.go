@@ -363,6 +363,11 @@ type Decision struct {
 	// Operator is the console account that decided ("" through the API):
 	// recorded as internal history of the applicant and of the console.
 	Operator string `json:"-"`
+	// Attempt is the submission the deciding operator was shown (the
+	// console's page); 0 decides the current one. A later submission
+	// refuses the decision (409 attempt_changed): its documents were never
+	// on the operator's screen.
+	Attempt int `json:"-"`
 }
 
 // validate checks a decision. Returns EINVALID naming the field.
@@ -438,11 +443,18 @@ func (s *Store) Decide(env Env, extID string, d Decision) (StatusView, error) {
 		for i := range a.Steps {
 			if st := &a.Steps[i]; st.ReviewStatus == ReviewAwaiting {
 				awaiting = true
-				d.apply(t, st)
 			}
 		}
 		if !awaiting {
 			return Conflict("not_awaiting_operator_review", "applicant %q is %s, not awaitingOperatorReview", extID, a.Review.ReviewStatus)
+		}
+		if d.Attempt != 0 && d.Attempt != a.Attempt {
+			return Conflict("attempt_changed", "applicant %q was submitted again (attempt %d) after the page showed attempt %d: review what it sent now", extID, a.Attempt, d.Attempt)
+		}
+		for i := range a.Steps {
+			if st := &a.Steps[i]; st.ReviewStatus == ReviewAwaiting {
+				d.apply(t, st)
+			}
 		}
 		labels := d.RejectLabels
 		if labels == nil {

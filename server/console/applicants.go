@@ -54,6 +54,13 @@ func (c *Console) Applicant(w http.ResponseWriter, r *Request) error {
 // nil, is a decision form that was refused, shown again with its error.
 func (c *Console) applicantPage(w http.ResponseWriter, r *Request, status int, form *decisionForm) error {
 	id := r.params.ByName("id")
+	// The attempt is read before what the page shows of it: a submission
+	// landing between the two reads leaves the form an older attempt than
+	// the documents shown, which Decide refuses, never the reverse.
+	shown, err := c.store.Status(r.env, id)
+	if err != nil {
+		return err
+	}
 	a, err := c.store.Applicant(r.env, id)
 	if err != nil {
 		return err
@@ -79,7 +86,7 @@ func (c *Console) applicantPage(w http.ResponseWriter, r *Request, status int, f
 		"DocTypes": hostedui.DocTypeNames(),
 		"Awaiting": a.Review.ReviewStatus == store.ReviewAwaiting, "Info": infoFields(a), "Answers": c.answers(r.env, a),
 		"AsksQuestions": hasStep(steps.Steps, store.StepQuestionnaire),
-		"Structure":     structure, "Rows": rows, "HasRows": hasRows, "Form": form}
+		"Structure":     structure, "Rows": rows, "HasRows": hasRows, "Form": form, "Attempt": shown.Attempt}
 	if form == nil {
 		data["Form"] = &decisionForm{RejectType: store.RejectFinal}
 	}
@@ -268,6 +275,9 @@ type decisionForm struct {
 	Answer, RejectType, Comment string
 	Labels                      []string
 	Err, ErrField               string
+	// Conflict marks a decision refused because the applicant changed
+	// since its page was shown (409): the page shows what was posted.
+	Conflict bool
 }
 
 // Has reports whether label is checked.
@@ -295,6 +305,16 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 	}
 	d := store.Decision{ReviewAnswer: consoleAnswer(answer), ModerationComment: formText(f.Get("moderationComment")), Operator: r.sess.Operator}
 	form := &decisionForm{Answer: d.ReviewAnswer, Comment: d.ModerationComment, RejectType: strings.ToUpper(strings.TrimSpace(f.Get("reviewRejectType")))}
+	if v := f.Get("shownAttempt"); v != "" {
+		// The submission the page showed: a later one is refused, since its
+		// documents were never on the operator's screen. A form without it
+		// (a script) decides the current one, as the API does.
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return store.Invalid("shownAttempt", "shownAttempt is the attempt number the page showed, a whole number from 1")
+		}
+		d.Attempt = n
+	}
 	if d.ReviewAnswer == store.Red {
 		d.ReviewRejectType, d.RejectLabels = form.RejectType, f["rejectLabels"]
 		form.Labels = d.RejectLabels
@@ -309,8 +329,15 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 		}
 	}
 	if _, err := c.store.Decide(r.env, id, d); err != nil {
-		if e := store.AsError(err); e.Code == store.EINVALID {
+		switch e := store.AsError(err); e.Code {
+		case store.EINVALID:
 			form.Err, form.ErrField = e.Message, e.Field
+			return c.applicantPage(w, r, wire.Status(err), form)
+		case store.ECONFLICT:
+			// Another operator decided, or the applicant sent a new attempt,
+			// since the page was shown: the page as it is now, with what
+			// was posted kept beside the reason it was not recorded.
+			form.Err, form.Conflict = "Nothing was recorded: "+e.Message+".", true
 			return c.applicantPage(w, r, wire.Status(err), form)
 		}
 		return err
