@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/complybox/complybox/store"
 )
 
 // TestSecretText: a secret shown once is written as its own bytes, so a
@@ -48,8 +50,15 @@ func TestConsoleBack(t *testing.T) {
 		"/console\r\nX-Injected: 1":            "/console",
 		"/console/%2e%2e/x":                    "/console",
 	} {
-		if got := consoleBack(in); got != want {
+		if got := consoleBack(in, store.Sandbox); got != want {
 			t.Errorf("consoleBack(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// The test clock exists only in the sandbox: switching to production
+	// from it returns home, not to a 403.
+	for env, want := range map[store.Env]string{store.Sandbox: "/console/clock", store.Production: "/console"} {
+		if got := consoleBack("/console/clock?ok=moved", env); got != want {
+			t.Errorf("consoleBack(clock, %s) = %q, want %q", env, got, want)
 		}
 	}
 }

@@ -146,15 +146,16 @@ func (c *Console) SwitchEnv(w http.ResponseWriter, r *Request) error {
 	if _, err := c.store.SetConsoleEnv(r.sess.ID, env); err != nil {
 		return err
 	}
-	return redirect(w, r, consoleBack(r.PostForm.Get("back")), "env")
+	return redirect(w, r, consoleBack(r.PostForm.Get("back"), env), "env")
 }
 
-// consoleBack is where the environment switch returns to: the console page
-// back names, a detail page's list (a record of one environment does not
-// exist in the other), and /console for anything else.
-func consoleBack(back string) string {
+// consoleBack is where the environment switch to env returns to: the
+// console page back names, a detail page's list (a record of one
+// environment does not exist in the other), and /console for anything
+// else, the test clock too when env is not the sandbox (it has none).
+func consoleBack(back string, env store.Env) string {
 	u, ok := consolePage(back)
-	if !ok {
+	if !ok || (u.Path == "/console/clock" && env != store.Sandbox) {
 		return "/console"
 	}
 	clean := u.Path
