@@ -205,6 +205,36 @@ func (s *Store) StoreEventAsLayout8(env Env, id string) error {
 	})
 }
 
+// StoreEventAsUnnumbered moves delivery id's event where versions from
+// before layouts were numbered (before events were keyed by sequence)
+// kept it: into the events bucket under the event's id, the delivery, in
+// JSON, naming no event sequence, its sequence entry holding its id alone.
+func (s *Store) StoreEventAsUnnumbered(env Env, id string) error {
+	return s.update(func(t *txn) error {
+		d, err := t.getDelivery(env, id)
+		if err != nil {
+			return err
+		}
+		idx := t.env(env, "deliveries_idx")
+		_, envelope := splitSeqEntry(idx.Get(itob(d.Seq)))
+		if envelope == nil {
+			return errors.New("the event is not in the sequence entry")
+		}
+		if err := t.env(env, "events").Put([]byte(d.EventID), bytes.Clone(envelope)); err != nil {
+			return err
+		}
+		if err := idx.Put(itob(d.Seq), []byte(d.ID)); err != nil {
+			return err
+		}
+		d.EventSeq = 0
+		b, err := json.Marshal(d)
+		if err != nil {
+			return err
+		}
+		return t.env(env, "deliveries").Put([]byte(id), b)
+	})
+}
+
 // DeliveryRecord returns the stored bytes of a delivery.
 func (s *Store) DeliveryRecord(env Env, id string) []byte {
 	var b []byte

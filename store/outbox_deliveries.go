@@ -153,6 +153,9 @@ func (t *txn) eventPayload(env Env, d diskDelivery) ([]byte, error) {
 	var b []byte
 	if d.EventSeq == 0 {
 		_, b = splitSeqEntry(t.env(env, "deliveries_idx").Get(itob(d.Seq)))
+		if len(b) == 0 {
+			b = t.env(env, "events").Get(idKeyedEvent(d))
+		}
 	} else {
 		b = t.env(env, "events").Get(itob(d.EventSeq))
 	}
@@ -160,6 +163,16 @@ func (t *txn) eventPayload(env Env, d diskDelivery) ([]byte, error) {
 		return nil, NotFound("event", d.EventID)
 	}
 	return bytes.Clone(b), nil
+}
+
+// idKeyedEvent is the events-bucket key of a delivery's event in a file
+// written before events were keyed by sequence (before layouts were
+// numbered): the event's id, which the delivery names. Such a delivery
+// has no event sequence and its sequence entry holds its id alone. An
+// event's id is 36 bytes of text, so it never collides with a sequence
+// key (8 bytes).
+func idKeyedEvent(d diskDelivery) []byte {
+	return []byte(d.EventID)
 }
 
 // seqEntry is a delivery's sequence entry (deliveries_idx): its id, then its

@@ -98,3 +98,54 @@ func TestEventStoredWithItsDelivery(t *testing.T) {
 		t.Errorf("past retention: %d sequence entries left", n)
 	}
 }
+
+// TestDeliveryOfAnUnnumberedFile: a file from before layouts were
+// numbered keyed events by their id, and its deliveries named the event
+// by id only. Upgraded, every such delivery answered 404 event_not_found
+// and was never sent; it reads, is sent with its payload and goes with
+// its event past retention.
+func TestDeliveryOfAnUnnumberedFile(t *testing.T) {
+	s, clock := mustOpen(t, "", store.Options{})
+	env := store.Sandbox
+	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Enqueue(env, store.DestCustody, "wallet.created", "wallet", "w1", map[string]string{"walletId": "w1"}); err != nil {
+		t.Fatal(err)
+	}
+	items, _, err := s.Deliveries(env, store.DeliveryFilter{}, store.Page{Limit: 10})
+	if err != nil || len(items) != 1 {
+		t.Fatalf("deliveries: %+v %v", items, err)
+	}
+	id := items[0].ID
+	before, err := s.Delivery(env, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StoreEventAsUnnumbered(env, id); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Count(env, "events"); n != 1 {
+		t.Fatalf("%d events in the events bucket, want the one keyed by its id", n)
+	}
+	after, err := s.Delivery(env, id)
+	if err != nil || after.Payload != before.Payload {
+		t.Fatalf("the payload read by the event's id: %q %v, want %q", after.Payload, err, before.Payload)
+	}
+	jobs, _, err := s.Due(clock.Now(), 10, nil)
+	if err != nil || len(jobs) != 1 || jobs[0].Delivery == nil || string(jobs[0].Delivery.Payload) != before.Payload {
+		t.Fatalf("due: %+v %v, want the delivery with its payload", jobs, err)
+	}
+	if _, err := s.RecordAttempt(jobs[0], store.AttemptResult{RequestURL: "http://127.0.0.1:9/hook", StatusCode: 200,
+		At: clock.Now(), Success: true}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(721 * time.Hour)
+	runJobs(t, s, clock)
+	if _, err := s.Delivery(env, id); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Errorf("delivery past retention: %v, want removed", err)
+	}
+	if n := s.Count(env, "events"); n != 0 {
+		t.Errorf("past retention: %d in the events bucket; want none", n)
+	}
+}

@@ -310,7 +310,9 @@ func (t *txn) removeDelivery(env Env, seq uint64) error {
 		return err
 	}
 	if d.EventSeq == 0 {
-		return nil // the event went with the sequence entry
+		// The event went with the sequence entry, or, in a file from before
+		// events were keyed by sequence, it is keyed by its id.
+		return t.env(env, "events").Delete(idKeyedEvent(d))
 	}
 	return t.env(env, "events").Delete(itob(d.EventSeq))
 }
@@ -403,7 +405,10 @@ func (s *Store) migrateRetention(env Env) error {
 		do     func(t *txn, k, v []byte) error
 	}{
 		{"events", func(t *txn, k, v []byte) error {
-			if had[btoi(k)] {
+			if len(k) != 8 || had[btoi(k)] {
+				// A key of another length is an event keyed by its id, from
+				// before events were keyed by sequence: its delivery, which
+				// names it, removes it (removeDelivery).
 				return nil
 			}
 			var e struct {
