@@ -208,8 +208,10 @@ func (s *Store) StoreEventAsLayout8(env Env, id string) error {
 // StoreEventAsUnnumbered moves delivery id's event where versions from
 // before layouts were numbered (before events were keyed by sequence)
 // kept it: into the events bucket under the event's id, the delivery, in
-// JSON, naming no event sequence, its sequence entry holding its id alone.
-func (s *Store) StoreEventAsUnnumbered(env Env, id string) error {
+// JSON, naming no event sequence, its sequence entry holding its id alone;
+// asRecord stores the event as the first versions did, a record holding
+// the envelope in base64, else as its envelope bytes.
+func (s *Store) StoreEventAsUnnumbered(env Env, id string, asRecord bool) error {
 	return s.update(func(t *txn) error {
 		d, err := t.getDelivery(env, id)
 		if err != nil {
@@ -220,7 +222,16 @@ func (s *Store) StoreEventAsUnnumbered(env Env, id string) error {
 		if envelope == nil {
 			return errors.New("the event is not in the sequence entry")
 		}
-		if err := t.env(env, "events").Put([]byte(d.EventID), bytes.Clone(envelope)); err != nil {
+		rec := bytes.Clone(envelope)
+		if asRecord {
+			// The first versions stored the event as a record holding the
+			// envelope in base64.
+			if rec, err = json.Marshal(map[string]any{"id": d.EventID, "env": env, "eventType": d.EventType, "entityType": d.EntityType,
+				"entityId": d.EntityID, "timestamp": d.CreatedAt, "payload": envelope}); err != nil {
+				return err
+			}
+		}
+		if err := t.env(env, "events").Put([]byte(d.EventID), rec); err != nil {
 			return err
 		}
 		if err := idx.Put(itob(d.Seq), []byte(d.ID)); err != nil {

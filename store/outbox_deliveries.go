@@ -154,7 +154,7 @@ func (t *txn) eventPayload(env Env, d diskDelivery) ([]byte, error) {
 	if d.EventSeq == 0 {
 		_, b = splitSeqEntry(t.env(env, "deliveries_idx").Get(itob(d.Seq)))
 		if len(b) == 0 {
-			b = t.env(env, "events").Get(idKeyedEvent(d))
+			b = idKeyedPayload(t.env(env, "events").Get(idKeyedEvent(d)))
 		}
 	} else {
 		b = t.env(env, "events").Get(itob(d.EventSeq))
@@ -173,6 +173,21 @@ func (t *txn) eventPayload(env Env, d diskDelivery) ([]byte, error) {
 // key (8 bytes).
 func idKeyedEvent(d diskDelivery) []byte {
 	return []byte(d.EventID)
+}
+
+// idKeyedPayload returns the envelope bytes of an event keyed by its id:
+// the record itself, or, in files from before events were stored as their
+// envelope, the base64 "payload" of the event record that held it.
+func idKeyedPayload(rec []byte) []byte {
+	var old struct {
+		Env     string          `json:"env"`
+		Payload []byte          `json:"payload"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(rec, &old) == nil && old.Env != "" && len(old.Payload) > 0 && old.Data == nil {
+		return old.Payload
+	}
+	return rec
 }
 
 // seqEntry is a delivery's sequence entry (deliveries_idx): its id, then its

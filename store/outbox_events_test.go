@@ -103,8 +103,15 @@ func TestEventStoredWithItsDelivery(t *testing.T) {
 // numbered keyed events by their id, and its deliveries named the event
 // by id only. Upgraded, every such delivery answered 404 event_not_found
 // and was never sent; it reads, is sent with its payload and goes with
-// its event past retention.
+// its event past retention. The first versions stored the event as a
+// record holding the envelope in base64; the later ones as the envelope.
 func TestDeliveryOfAnUnnumberedFile(t *testing.T) {
+	for _, asRecord := range []bool{false, true} {
+		t.Run(map[bool]string{false: "envelope", true: "record"}[asRecord], func(t *testing.T) { unnumberedDelivery(t, asRecord) })
+	}
+}
+
+func unnumberedDelivery(t *testing.T, asRecord bool) {
 	s, clock := mustOpen(t, "", store.Options{})
 	env := store.Sandbox
 	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
@@ -122,7 +129,7 @@ func TestDeliveryOfAnUnnumberedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.StoreEventAsUnnumbered(env, id); err != nil {
+	if err := s.StoreEventAsUnnumbered(env, id, asRecord); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.Count(env, "events"); n != 1 {
