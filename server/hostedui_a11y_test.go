@@ -113,7 +113,8 @@ func TestSDKFormatAndLengthSaySo(t *testing.T) {
 // TestSDKInvalidFieldNamed: the field a failed form names is marked for
 // assistive technology, not by its red border only (WCAG 1.3.1): it has
 // aria-invalid and is described by the error box, in the personal data
-// and the beneficial-owner form.
+// and the beneficial-owner form; and it takes the focus, so the person
+// lands where the fix is.
 func TestSDKInvalidFieldNamed(t *testing.T) {
 	t.Parallel()
 	in := start(t)
@@ -122,11 +123,11 @@ func TestSDKInvalidFieldNamed(t *testing.T) {
 	r := in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"firstName": {"Ada"}, "dateOfBirth": {"1990-02-31"}, "nationality": {"GBR"}})
 	wantStatusCode(t, r, 400, "bad date")
 	wantHTML(t, r, `<div class="error" role="alert" id="error">`,
-		`<input type="date" name="dateOfBirth" value="1990-02-31"[^>]* aria-invalid="true" aria-describedby="error">`)
+		`<input type="date" name="dateOfBirth" value="1990-02-31"[^>]* aria-invalid="true" aria-describedby="error" autofocus>`)
 	noHTML(t, r, `name="firstName"[^>]*aria-invalid`, `<select name="nationality"[^>]*aria-invalid`)
 	r = in.sdkForm("/sdk/"+token+"/personal-info", url.Values{"nationality": {"XXX"}})
 	wantStatusCode(t, r, 400, "bad nationality")
-	wantHTML(t, r, `<select name="nationality"[^>]* aria-invalid="true" aria-describedby="error">`)
+	wantHTML(t, r, `<select name="nationality"[^>]* aria-invalid="true" aria-describedby="error" autofocus>`)
 	noHTML(t, r, `name="dateOfBirth"[^>]*aria-invalid`)
 	noHTML(t, in.sdkGet("/sdk/"+token), `aria-invalid`, `aria-describedby="error"`) // no error, no mark
 
@@ -136,12 +137,12 @@ func TestSDKInvalidFieldNamed(t *testing.T) {
 		form url.Values
 		want string
 	}{
-		{url.Values{"fullName": {"Dan Bad"}, "ownershipPercent": {"lots"}, "roles": {"ubo"}}, `<input type="text" name="ownershipPercent"[^>]* aria-invalid="true" aria-describedby="error">`},
-		{url.Values{"fullName": {" "}, "roles": {"ubo"}}, `<input type="text" name="fullName"[^>]* aria-invalid="true" aria-describedby="error">`},
-		{url.Values{"fullName": {"Dan Bad"}, "roles": {"ubo"}, "dateOfBirth": {"1990-02-31"}}, `<input type="date" name="dateOfBirth"[^>]* aria-invalid="true" aria-describedby="error">`},
-		{url.Values{"fullName": {"Dan Bad"}, "roles": {"ubo"}, "email": {"nope"}}, `<input type="email" name="email"[^>]* aria-invalid="true" aria-describedby="error">`},
-		{url.Values{"fullName": {"Dan Bad"}, "roles": {"ubo"}, "nationality": {"XXX"}}, `<select name="nationality"[^>]* aria-invalid="true" aria-describedby="error">`},
-		{url.Values{"fullName": {"Dan Bad"}}, `<input type="checkbox" name="roles" value="ubo" aria-invalid="true" aria-describedby="error">`},
+		{url.Values{"fullName": {"Dan Bad"}, "ownershipPercent": {"lots"}, "roles": {"ubo"}}, `<input type="text" name="ownershipPercent"[^>]* aria-invalid="true" aria-describedby="error" autofocus>`},
+		{url.Values{"fullName": {" "}, "roles": {"ubo"}}, `<input type="text" name="fullName"[^>]* aria-invalid="true" aria-describedby="error" autofocus>`},
+		{url.Values{"fullName": {"Dan Bad"}, "roles": {"ubo"}, "dateOfBirth": {"1990-02-31"}}, `<input type="date" name="dateOfBirth"[^>]* aria-invalid="true" aria-describedby="error" autofocus>`},
+		{url.Values{"fullName": {"Dan Bad"}, "roles": {"ubo"}, "email": {"nope"}}, `<input type="email" name="email"[^>]* aria-invalid="true" aria-describedby="error" autofocus>`},
+		{url.Values{"fullName": {"Dan Bad"}, "roles": {"ubo"}, "nationality": {"XXX"}}, `<select name="nationality"[^>]* aria-invalid="true" aria-describedby="error" autofocus>`},
+		{url.Values{"fullName": {"Dan Bad"}}, `<input type="checkbox" name="roles" value="ubo" aria-invalid="true" aria-describedby="error" autofocus>`},
 	} {
 		r := in.sdkForm(co+"/ubos", c.form)
 		wantStatusCode(t, r, 400, c.want)

@@ -739,6 +739,42 @@ func TestSDKAPI(t *testing.T) {
 	})
 }
 
+// TestSDKQuestionnaireFormTakesAnswersAsTyped: the no-JS form stores what
+// was typed, as the page API does. It trimmed every answer, so an option
+// the levels API took with spaces around it (" padded ") could never be
+// chosen and the flow could not finish, and a text lost its leading
+// spaces and kept the CR LF a browser posts. A refused answer's control
+// is tied to the error and takes the focus.
+func TestSDKQuestionnaireFormTakesAnswersAsTyped(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/levels", map[string]any{
+		"name": "typed", "applicantType": "individual",
+		"steps": []map[string]any{{"kind": "questionnaire"}},
+		"questionnaire": []map[string]any{
+			{"id": "pick", "text": "Option with spaces", "type": "choice", "options": []string{" padded ", "Ja"}, "required": true},
+			{"id": "role", "text": "Your role", "type": "text", "required": true},
+			{"id": "pep", "text": "PEP?", "type": "boolean", "required": true},
+		},
+	})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "typed1", "verificationLevelName": "typed"})
+	token := in.sdkSession("typed1", nil)
+
+	r := in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pick": {" padded "}, "q.role": {"  Senior engineer\r\nsecond line"}})
+	wantStatusCode(t, r, 400, "no answer to the yes/no question")
+	wantHTML(t, r, `name="q\.pep" value="true" required aria-invalid="true" aria-describedby="error" autofocus>`)
+	wantHTML(t, r, `name="q\.pep" value="false" aria-invalid="true" aria-describedby="error" autofocus>`)
+	r = in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pick": {" padded "}, "q.role": {"   "}, "q.pep": {"false"}})
+	wantStatusCode(t, r, 400, "an answer of spaces alone")
+	wantHTML(t, r, `<textarea id="q-role" name="q\.role" rows="3" maxlength="2000" required aria-invalid="true" aria-describedby="error" autofocus>`)
+
+	wantStatusCode(t, in.sdkForm("/sdk/"+token+"/questionnaire", url.Values{"q.pick": {" padded "}, "q.role": {"  Senior engineer\r\nsecond line"}, "q.pep": {"false"}}), 303, "answers")
+	a := in.expect(200, "GET", "/v1/applicants/typed1", nil).m(t)
+	if q, _ := a["questionnaire"].(map[string]any); q["pick"] != " padded " || q["role"] != "  Senior engineer\nsecond line" || q["pep"] != false {
+		t.Errorf("the applicant's questionnaire: %q", a["questionnaire"])
+	}
+}
+
 // TestSDKLivenessAndQuestionnaire fills a full level through the API:
 // guided liveness frames, proof of address as PDF, questionnaire answers.
 func TestSDKLivenessAndQuestionnaire(t *testing.T) {

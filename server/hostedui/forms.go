@@ -218,16 +218,24 @@ func (ui *UI) PostQuestionnaire(w http.ResponseWriter, r *http.Request, ps httpr
 	if !ok {
 		return
 	}
+	// Answers are taken as typed, as the page API takes them: a choice is
+	// its option exactly (an option may have spaces around it), a text
+	// keeps its spaces and its line breaks, which a browser posts as CR LF
+	// (HTML's form encoding) and which are stored as the \n typed. Only
+	// an answer of spaces alone counts as none.
 	answers := map[string]json.RawMessage{}
 	for _, q := range st.Questionnaire {
-		v := strings.TrimSpace(r.PostForm.Get("q." + q.ID))
-		if v == "" {
+		v := r.PostForm.Get("q." + q.ID)
+		if strings.TrimSpace(v) == "" {
 			continue
 		}
 		var b []byte
-		if q.Type == "boolean" && (v == "true" || v == "false") {
+		switch {
+		case q.Type == "boolean" && (v == "true" || v == "false"):
 			b = []byte(v)
-		} else {
+		case q.Type == "text":
+			b, _ = json.Marshal(strings.ReplaceAll(v, "\r\n", "\n"))
+		default:
 			b, _ = json.Marshal(v)
 		}
 		answers[q.ID] = b
