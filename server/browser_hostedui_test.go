@@ -398,6 +398,19 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "AUT" {
 		t.Errorf("searching österr picks %q, want AUT", v)
 	}
+	// A search that ends matching nothing leaves no country chosen: "zz"
+	// matched Brazzaville on the way to "zzz", which stayed picked.
+	clear := chromedp.Evaluate[bool](`document.querySelector('input.country-search').value = ''; true`)
+	value(tb, clear)
+	tb.run(chromedp.SendKeys("input.country-search", "zzz"))
+	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "" {
+		t.Errorf("searching zzz leaves %q chosen, want none", v)
+	}
+	value(tb, clear)
+	tb.run(chromedp.SendKeys("input.country-search", "österr"))
+	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "AUT" {
+		t.Errorf("searching österr again picks %q, want AUT", v)
+	}
 	tb.a11y()
 	tb.shot("hosted-de-dark-phone")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")
@@ -837,6 +850,48 @@ func TestBrowserLongOwnerName(t *testing.T) {
 	tb.waitFor(".rows .name")
 	if w := eval[int](tb, `document.documentElement.scrollWidth`); w > 390 {
 		t.Errorf("the owners step is %d px wide at 390 px", w)
+	}
+	tb.a11y()
+}
+
+// TestBrowserLongQuestion: a question whose text is one long word (a URL)
+// wraps on a phone (the page was 1170 px wide at 390), and a question the
+// server refuses takes the focus, tied to the error.
+func TestBrowserLongQuestion(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	long := "See https://docs.partner.example/compliance/" + strings.Repeat("source-of-funds-", 6) + "policy before you answer"
+	in.expect(201, "POST", "/v1/levels", map[string]any{
+		"name": "long-question", "applicantType": "individual",
+		"steps": []map[string]any{{"kind": "questionnaire"}},
+		"questionnaire": []map[string]any{
+			{"id": "pep", "text": long, "type": "boolean", "required": true},
+			{"id": "role", "text": long, "type": "text", "required": true},
+		},
+	})
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "long-q", "verificationLevelName": "long-question"})
+	_, page := in.session("long-q", map[string]any{})
+	tb := in.chrome(t, phone)
+	tb.open(page + "?step=questionnaire")
+	tb.consent()
+	tb.waitFor("textarea[name='q.role']")
+	if w := eval[int](tb, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("the questionnaire is %d px wide at 390 px", w)
+	}
+	tb.a11y()
+	// The browser's own checks off, as when the server is the one to
+	// refuse: the answer of spaces alone is refused and focused.
+	value(tb, chromedp.Evaluate[bool](`document.querySelectorAll('[required]').forEach(e => e.removeAttribute('required'));
+		document.querySelector("input[name='q.pep'][value=false]").checked = true; true`))
+	tb.run(chromedp.SendKeys("textarea[name='q.role']", "   "))
+	tb.expectError("status of 400")
+	tb.submit("form[action$='/questionnaire'] button[type=submit]")
+	tb.waitFor("#error")
+	if id := eval[string](tb, `document.activeElement.name + ' ' + document.activeElement.getAttribute('aria-describedby')`); id != "q.role error" {
+		t.Errorf("focused after the refused answer: %q, want the question's control described by the error", id)
+	}
+	if w := eval[int](tb, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("the refused questionnaire is %d px wide at 390 px; widest: %s", w, eval[string](tb, `Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > 391).slice(0, 6).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join('; ')`))
 	}
 	tb.a11y()
 }

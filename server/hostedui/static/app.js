@@ -213,6 +213,11 @@
       if (first && v && (sel.selectedIndex <= 0 || sel.options[sel.selectedIndex].hidden)) {
         sel.value = first.value;
         sel.dispatchEvent(new Event('change'));
+      } else if (!first && v && sel.selectedIndex > 0) {
+        // Nothing matches: no country stays chosen that the person did not
+        // pick (a first match of the letters typed so far).
+        sel.value = '';
+        sel.dispatchEvent(new Event('change'));
       }
     });
   });
