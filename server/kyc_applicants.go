@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/complybox/complybox/server/requestlog"
 	"github.com/complybox/complybox/server/wire"
 	"github.com/complybox/complybox/store"
 )
@@ -68,11 +70,29 @@ func (s *Server) eraseApplicant(w http.ResponseWriter, r *request) error {
 	if err := noBody(r); err != nil {
 		return err
 	}
-	if err := s.store.Erase(r.env, r.params.ByName("id")); err != nil {
+	id := r.params.ByName("id")
+	if err := s.store.Erase(r.env, id); err != nil {
 		return err
 	}
+	// The request log holds the personal data the erasure removed (the
+	// create call's body, every answer that showed the applicant): the
+	// bodies of the calls that name the applicant go too (SPEC §3.2).
+	s.reqlog.Forget(r.env, namesApplicant(id))
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// namesApplicant reports whether a logged call concerns the applicant
+// with externalUserId id: its path is the applicant's, or a body holds
+// the id as a JSON string (the create call, a list that showed it). The
+// id's characters need no JSON escaping.
+func namesApplicant(id string) func(e *requestlog.Entry) bool {
+	path := "/v1/applicants/" + id
+	quoted := []byte(`"` + id + `"`)
+	return func(e *requestlog.Entry) bool {
+		return e.Path == path || strings.HasPrefix(e.Path, path+"/") ||
+			bytes.Contains(e.RequestBody, quoted) || bytes.Contains(e.ResponseBody, quoted)
+	}
 }
 
 func (s *Server) getCompanyInfo(w http.ResponseWriter, r *request) error {

@@ -361,3 +361,47 @@ func TestRequestLogSmallImages(t *testing.T) {
 		t.Errorf("%d images noted as redacted, want 8", n)
 	}
 }
+
+// TestRequestLogForgetsAnErasedApplicant: DELETE /v1/applicants/{id}
+// erases personal data (SPEC §3.2), and the request log still served the
+// create call's body, the reads that showed the applicant and a list
+// that held it. Their bodies go with the erasure; the calls stay listed,
+// and another applicant's calls keep theirs.
+func TestRequestLogForgetsAnErasedApplicant(t *testing.T) {
+	t.Parallel()
+	in := start(t)
+	in.expect(201, "POST", "/v1/applicants", map[string]any{"externalUserId": "gone", "firstName": "Augusta", "lastName": "Lovelace",
+		"dateOfBirth": "1990-04-01", "email": "augusta@example.com"})
+	in.createApplicant("kept", "Babbage")
+	in.expect(200, "GET", "/v1/applicants/gone", nil)
+	in.expect(200, "PATCH", "/v1/applicants/gone", map[string]any{"middleName": "Ada"})
+	in.expect(200, "GET", "/v1/applicants?limit=10", nil)
+	in.expect(204, "DELETE", "/v1/applicants/gone", nil)
+
+	items, _, body := in.requests("?limit=50")
+	for _, pd := range []string{"Augusta", "Lovelace", "augusta@example.com", `"middleName":"Ada"`} {
+		if strings.Contains(body, pd) {
+			t.Errorf("the request log still holds %q after the erasure:\n%s", pd, body)
+		}
+	}
+	forgotten, keptBody := 0, false
+	for _, e := range items {
+		switch {
+		case e.Method == "POST" && e.Path == "/v1/applicants" && e.RequestBody != nil && strings.Contains(*e.RequestBody, "Babbage"):
+			keptBody = true
+		case e.RequestBody == nil && e.ResponseBody == nil && e.ResponseBodyBytes > 0:
+			// Sizes still say what went over the wire; nothing reads as
+			// cut short.
+			if e.RequestBodyTruncated || e.ResponseBodyTruncated {
+				t.Errorf("a forgotten call reads as truncated: %+v", e)
+			}
+			forgotten++
+		}
+	}
+	if !keptBody {
+		t.Error("the other applicant's create call lost its body")
+	}
+	if forgotten != 4 { // the create, the read, the PATCH and the list
+		t.Errorf("%d calls lost their bodies, want 4:\n%s", forgotten, body)
+	}
+}

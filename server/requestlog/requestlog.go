@@ -42,6 +42,7 @@ type Entry struct {
 	ResponseContentType string
 	ResponseBody        []byte // the first MaxBody bytes
 	ResponseBodySize    int64  // bytes written in all
+	Forgotten           bool   // both bodies dropped by Forget
 }
 
 // View is an entry as GET /v1/requests and the console show it: bodies
@@ -103,6 +104,27 @@ func (l *Log) Record(env store.Env, e Entry) {
 	}
 	r.next++
 	r.mu.Unlock()
+}
+
+// Forget drops both bodies of every entry of env that mentions reports
+// true for, keeping the rest of the entry (its sizes say there were
+// bodies). Returns how many entries it changed. It walks the whole log:
+// it is for erasures, which are rare.
+func (l *Log) Forget(env store.Env, mentions func(e *Entry) bool) int {
+	r := l.envs[env]
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for i := range r.buf {
+		if e := &r.buf[i]; (e.RequestBody != nil || e.ResponseBody != nil) && mentions(e) {
+			e.RequestBody, e.ResponseBody, e.Forgotten = nil, nil, true
+			n++
+		}
+	}
+	return n
 }
 
 // Filter selects entries; empty fields select everything.
@@ -239,8 +261,8 @@ func view(e *Entry) View {
 	v := View{
 		RequestID: e.RequestID, At: store.At(e.At), Method: e.Method, Path: e.Path, Query: RedactQuery(e.Query),
 		Status: e.Status, DurationMs: float64(e.Duration.Microseconds()) / 1000, CredentialKey: e.CredentialKey,
-		RequestBodyBytes: e.RequestBodySize, RequestBodyTruncated: e.RequestBodySize > int64(len(e.RequestBody)),
-		ResponseBodyBytes: e.ResponseBodySize, ResponseBodyTruncated: e.ResponseBodySize > int64(len(e.ResponseBody)),
+		RequestBodyBytes: e.RequestBodySize, RequestBodyTruncated: !e.Forgotten && e.RequestBodySize > int64(len(e.RequestBody)),
+		ResponseBodyBytes: e.ResponseBodySize, ResponseBodyTruncated: !e.Forgotten && e.ResponseBodySize > int64(len(e.ResponseBody)),
 	}
 	if len(e.RequestBody) > 0 {
 		s := shown(Redact(e.RequestContentType, e.RequestBody))
