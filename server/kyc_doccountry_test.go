@@ -71,6 +71,27 @@ func TestIDDocumentCountry(t *testing.T) {
 		}
 	})
 
+	// idDocType, the name /verify and Sumsub give docType, was ignored on
+	// POST …/documents: the document stored no type and the country's
+	// check was skipped. It is docType by another name now.
+	t.Run("DocumentsByIDDocType", func(t *testing.T) {
+		in.createApplicant("dc-alias", "Country")
+		img := b64(pngImage(t, 240, 220, 505))
+		refused(in.do("POST", "/v1/applicants/dc-alias/documents", map[string]any{"kind": "identity_doc", "idDocType": "ID_CARD", "country": "GBR", "image": img}), "idDocType")
+		refused(in.do("POST", "/v1/applicants/dc-alias/documents", map[string]any{"kind": "identity_doc", "idDocType": "PASSPORT", "docType": "DRIVERS", "image": img}), "idDocType")
+		if d := docs("dc-alias"); len(d) != 0 {
+			t.Fatalf("refused documents stored %v", d)
+		}
+		for _, body := range []map[string]any{
+			{"kind": "identity_doc", "idDocType": "PASSPORT", "country": "GBR", "image": img},
+			{"kind": "identity_doc", "idDocType": "PASSPORT", "docType": "PASSPORT", "country": "GBR", "image": img},
+		} {
+			if d := in.expect(201, "POST", "/v1/applicants/dc-alias/documents", body).m(t); d["docType"] != "PASSPORT" || d["country"] != "GBR" {
+				t.Errorf("document sent with idDocType: %v", d)
+			}
+		}
+	})
+
 	t.Run("PageAPI", func(t *testing.T) {
 		in.createApplicant("dc-sdk", "Country")
 		token := in.sdkNewSession("dc-sdk", nil)

@@ -558,13 +558,27 @@ type DocumentInput struct {
 	DocType string `json:"docType"`
 	Country string `json:"country"` // identity_doc: the issuing country
 	Image   string `json:"image"`
+	// IDDocType is DocType by the name /verify (and Sumsub) gives it.
+	IDDocType string `json:"idDocType"`
 }
 
 // AddDocument adds one document to a step of the applicant's level, checked
 // again in the transaction that stores it. Returns the document; EINVALID
 // naming the field, ENOTFOUND, ECONFLICT.
 func (s *Store) AddDocument(env Env, extID string, in DocumentInput) (Document, error) {
-	return withLevelRetry(func() (Document, error) { return s.addDocument(env, extID, in) })
+	if in.IDDocType == "" {
+		return withLevelRetry(func() (Document, error) { return s.addDocument(env, extID, in) })
+	}
+	if in.DocType != "" && in.DocType != in.IDDocType {
+		return Document{}, Invalid("idDocType", "idDocType is docType by another name; send one, or the same value in both")
+	}
+	in.DocType = in.IDDocType
+	d, err := withLevelRetry(func() (Document, error) { return s.addDocument(env, extID, in) })
+	if e := AsError(err); e.Code == EINVALID && e.Field == "docType" {
+		// Named as it was sent.
+		return d, Invalid("idDocType", "%s", strings.ReplaceAll(e.Message, "docType", "idDocType"))
+	}
+	return d, err
 }
 
 func (s *Store) addDocument(env Env, extID string, in DocumentInput) (Document, error) {
