@@ -1418,6 +1418,18 @@ func TestConsoleShowsQuestionnaireAnswers(t *testing.T) {
 	if page := b.page("/console/applicants/qa-3", "qa-3"); strings.Contains(page, "<h2>Questionnaire</h2>") {
 		t.Error("an applicant whose level asks nothing has a questionnaire section")
 	}
+
+	// The level is edited afterwards: a question reworded, one removed.
+	// qa-1's answers stay under the questions it was asked (they showed
+	// under the new wording, the removed one by its id alone).
+	in.expect(200, "PATCH", "/v1/levels/survey", map[string]any{"questionnaire": []map[string]any{
+		{"id": "pep", "text": "Are you a politically exposed person?", "type": "boolean", "required": true},
+		{"id": "source", "text": "Source of wealth", "type": "choice", "options": []string{"salary", "savings"}, "required": true},
+	}})
+	page = b.page("/console/applicants/qa-1", `<h2>Questionnaire</h2>`)
+	if !want.MatchString(page) || strings.Contains(page, "Source of wealth") {
+		t.Errorf("qa-1's answers after the level's edit are not under the questions it was asked:\n%s", section(page, "Questionnaire"))
+	}
 }
 
 // section returns the part of page from its heading name to the next h2.

@@ -343,7 +343,7 @@ func (s *Store) SDKAnswers(token string, answers map[string]json.RawMessage) (SD
 		if err := a.acceptsStepData(); err != nil {
 			return err
 		}
-		a.Answers = answers
+		a.answered(l, answers)
 		a.dataArrived(StepQuestionnaire, l, t.now)
 		if err := t.save(x.Env, a); err != nil {
 			return err

@@ -185,7 +185,7 @@ func (s *Store) Erase(env Env, extID string) error {
 		if err := t.unschedule(a.ReviewJob); err != nil {
 			return err
 		}
-		a.Fields, a.Locked, a.Answers, a.ReviewJob, a.InReview = map[string]string{}, nil, nil, nil, false
+		a.Fields, a.Locked, a.Answers, a.Asked, a.ReviewJob, a.InReview = map[string]string{}, nil, nil, nil, nil, false
 		a.eraseUbos() // UBO hook (store/kyb_ubos.go): rows hold personal data too
 		for _, scope := range []string{ubosScope(a.ExternalID), sessionsScope(a.ExternalID)} {
 			if err := t.forget(env, scope); err != nil { // remembered answers hold rows and links

@@ -106,6 +106,7 @@ type diskApplicant struct {
 	Locked      []string                   `json:"locked,omitempty"`
 	Documents   []Document                 `json:"documents,omitempty"`
 	Answers     map[string]json.RawMessage `json:"answers,omitempty"`
+	Asked       []AskedQuestion            `json:"asked,omitempty"` // the level's questions when Answers were given
 	Steps       []Step                     `json:"steps"`
 	Review      Review                     `json:"review"`
 	Monitoring  bool                       `json:"monitoring,omitempty"`
@@ -169,6 +170,40 @@ func (a *diskApplicant) view() Applicant {
 		v.Review.RejectLabels = []string{}
 	}
 	return v
+}
+
+// AskedQuestion is a question as the applicant was asked it: the text
+// its answer was given to, which a later edit of the level does not
+// change.
+type AskedQuestion struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+// answered stores answers given to the questions of level l, with the
+// questions as they were asked.
+func (a *diskApplicant) answered(l Level, answers map[string]json.RawMessage) {
+	a.Answers, a.Asked = answers, nil
+	for _, q := range l.Questionnaire {
+		a.Asked = append(a.Asked, AskedQuestion{ID: q.ID, Text: q.Text})
+	}
+}
+
+// QuestionsAsked returns the questions the applicant's answers were given
+// to, in the level's order then; nil when there are no answers, or they
+// were given before the questions were kept with them (the console then
+// shows the level's questions as they are now). Returns ENOTFOUND.
+func (s *Store) QuestionsAsked(env Env, extID string) ([]AskedQuestion, error) {
+	var out []AskedQuestion
+	err := s.viewIn(env, func(t *txn) error {
+		a, err := t.getApplicant(env, extID)
+		if err != nil {
+			return err
+		}
+		out = a.Asked
+		return nil
+	})
+	return out, err
 }
 
 func (t *txn) getApplicant(env Env, extID string) (*diskApplicant, error) {

@@ -150,6 +150,11 @@ func (a *diskApplicant) appendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if len(a.Asked) > 0 {
+		if err := o.marshal("asked", a.Asked); err != nil {
+			return nil, err
+		}
+	}
 	o.steps("steps", a.Steps)
 	o.review("review", a.Review)
 	if a.Monitoring {

@@ -330,7 +330,7 @@ func (s *Store) verify(env Env, extID string, in VerifyInput) (StatusView, error
 			}
 		}
 		if answers != nil {
-			a.Answers = answers
+			a.answered(l, answers)
 			a.dataArrived(StepQuestionnaire, l, t.now)
 		}
 		if err := a.checkSubmittable(l); err != nil {

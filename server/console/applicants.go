@@ -151,9 +151,17 @@ func (c *Console) answers(env store.Env, a store.Applicant) []answer {
 	if len(a.Questionnaire) == 0 {
 		return nil
 	}
-	var questions []store.Question
-	if l, err := c.store.Level(env, a.VerificationLevelName); err == nil {
-		questions = l.Questionnaire
+	// The questions as the applicant was asked them: an edit of the level
+	// since (a question's text changed, one removed) does not put the
+	// answers under words the applicant never read. Answers given before
+	// the questions were kept with them show the level's questions now.
+	var questions []store.AskedQuestion
+	if asked, err := c.store.QuestionsAsked(env, a.ExternalUserID); err == nil && len(asked) > 0 {
+		questions = asked
+	} else if l, err := c.store.Level(env, a.VerificationLevelName); err == nil {
+		for _, q := range l.Questionnaire {
+			questions = append(questions, store.AskedQuestion{ID: q.ID, Text: q.Text})
+		}
 	}
 	text := func(raw json.RawMessage) string {
 		var b bool
