@@ -94,6 +94,15 @@ func TestWebhookConfig(t *testing.T) {
 		if v["signingSecret"] != nil || v["url"] != rc.URL || v["isConfigured"] != true {
 			t.Errorf("re-PUT: %v", v)
 		}
+		// The scheme and the host are case-insensitive (RFC 3986 §6.2.2.1):
+		// the same URL written in capitals keeps the secret too (it rotated).
+		upper := strings.Replace(rc.URL, "http://", "HTTP://", 1)
+		if v := in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": upper, "subscribedEventTypes": []string{"wallet.created"}}).m(t); v["signingSecret"] != nil {
+			t.Errorf("re-PUT of the URL with its scheme in capitals rotated the secret: %v", v)
+		}
+		if v := in.expect(200, "PUT", "/webhooks/outbound", map[string]any{"url": rc.URL, "subscribedEventTypes": []string{"wallet.created"}}).m(t); v["signingSecret"] != nil {
+			t.Errorf("back to the URL in lower case rotated the secret: %v", v)
+		}
 		g := in.expect(200, "GET", "/webhooks/outbound", nil).m(t)
 		if g["signingSecret"] != nil || g["isConfigured"] != true || len(g["subscribedEventTypes"].([]any)) != 1 {
 			t.Errorf("GET: %v", g)

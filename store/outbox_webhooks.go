@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/complybox/complybox/store/urlpolicy"
@@ -167,7 +169,7 @@ func (s *Store) SetWebhook(ctx context.Context, env Env, rawURL string, subscrib
 			return err
 		}
 		v = WebhookView{}
-		if c.URL != rawURL || c.Secret == "" {
+		if !sameURL(c.URL, rawURL) || c.Secret == "" {
 			c.Secret = newSigningSecret()
 			secret := c.Secret
 			v.SigningSecret = &secret
@@ -185,6 +187,21 @@ func (s *Store) SetWebhook(ctx context.Context, env Env, rawURL string, subscrib
 		return t.env(env, "settings").Put(settingCustodyWebhook, b)
 	})
 	return v, err
+}
+
+// sameURL reports whether a and b name the same receiver, so that
+// re-sending it keeps the signing secret (seed 001 §4): the scheme and the
+// host compare without case (RFC 3986 §6.2.2.1), the rest as sent.
+func sameURL(a, b string) bool {
+	fold := func(s string) string {
+		u, err := url.Parse(s)
+		if err != nil {
+			return s
+		}
+		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+		return u.String()
+	}
+	return a == b || fold(a) == fold(b)
 }
 
 // URLPolicy returns the webhook URL policy of the settings in force; the
