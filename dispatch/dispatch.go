@@ -649,8 +649,11 @@ func (d *Dispatcher) retryAt(n int, res result) time.Time {
 
 // Advance moves environment env's clock forward to target (SPEC §7, the
 // sandbox test clock), running every job of env due on the way, in due
-// order and one at a time, exactly as the loop does — deliveries are sent
-// to their receivers and recorded — with the clock at each job's due time.
+// order, exactly as the loop does — deliveries are sent to their receivers
+// and recorded — with the clock at each job's due time: one at a time,
+// except deliveries already due when the clock stands where it is (a
+// backlog), which go out concurrently as the loop sends them, each
+// entity's in event order.
 // The loop holds off env's jobs for the duration and Advance first waits
 // for those already running, so a move never overlaps the loop's work of
 // env; other environments carry on. ctx bounds only that wait: once it
@@ -701,12 +704,13 @@ func (d *Dispatcher) Advance(ctx context.Context, env store.Env, to store.ClockT
 		return store.ClockMove{}, store.Errorf(store.ECANCELED, "request_canceled",
 			"the request ended while the move waited for the deliveries in flight; the clock did not move")
 	}
-	return cs.AdvanceClock(env, to, d.runNow)
+	// Overdue deliveries go out as concurrently as the loop sends them.
+	return cs.AdvanceClockWide(env, to, d.runNow, d.cfg.Concurrency)
 }
 
 // clockStore is what Advance needs of the store beyond Store.
 type clockStore interface {
-	AdvanceClock(env store.Env, to store.ClockTarget, run func(store.Job) error) (store.ClockMove, error)
+	AdvanceClockWide(env store.Env, to store.ClockTarget, run func(store.Job) error, width int) (store.ClockMove, error)
 }
 
 // runNow does job j at once, as do does, and returns what kept its outcome

@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -138,7 +140,7 @@ func (mv ClockMove) RanByKind() map[string]int {
 }
 
 // AdvanceClock moves environment env's clock forward to the target, running
-// through run, one at a time and in due order, every job of env due by
+// through run, in due order and one at a time (but see AdvanceClockWide), every job of env due by
 // then — including jobs that those jobs schedule — with the clock set to
 // each job's due time (or left where it is, for a job already overdue)
 // before it runs. run must do the job as the dispatcher does (RunJob, or a
@@ -152,6 +154,20 @@ func (mv ClockMove) RanByKind() map[string]int {
 // a job run that fails (the clock then stays at that job's due time, the
 // move's other effects kept).
 func (s *Store) AdvanceClock(env Env, to ClockTarget, run func(Job) error) (ClockMove, error) {
+	return s.AdvanceClockWide(env, to, run, 1)
+}
+
+// AdvanceClockWide is AdvanceClock running up to width overdue deliveries
+// at once: deliveries due at or before the clock's time as it stands (a
+// backlog: no step of the clock is between them) are sent concurrently,
+// as the loop sends them, instead of one after another. Each entity's
+// deliveries still go in event order (only the head of an entity's queue
+// is ever in the schedule), and every other job runs alone at its due
+// time. A move under load otherwise sent one delivery at a time while
+// the loop held the environment's deliveries back for it: a one-second
+// move ran for minutes. run must be safe to call concurrently when width
+// is over 1.
+func (s *Store) AdvanceClockWide(env Env, to ClockTarget, run func(Job) error, width int) (ClockMove, error) {
 	if env != Sandbox {
 		return ClockMove{}, Errorf(EFORBIDDEN, "sandbox_only", "the test clock exists only in the sandbox environment")
 	}
@@ -186,36 +202,41 @@ func (s *Store) AdvanceClock(env Env, to ClockTarget, run func(Job) error) (Cloc
 	}
 	var after []byte // the schedule key of the job run last
 	for {
-		j, ok, err := s.nextDueIn(env, goal(), after)
-		if err == nil && !ok && after != nil {
+		n := max(1, min(width, MaxClockSteps-mv.Steps))
+		jobs, err := s.nextDueIn(env, goal(), after, n)
+		if err == nil && len(jobs) == 0 && after != nil {
 			// A request of env that began before the last step may have
 			// scheduled work behind it: look once more from the start.
 			after = nil
-			j, ok, err = s.nextDueIn(env, goal(), nil)
+			jobs, err = s.nextDueIn(env, goal(), nil, n)
 		}
 		if err != nil {
 			return s.clockResult(mv), err
 		}
-		if !ok {
+		if len(jobs) == 0 {
 			break
 		}
 		if mv.Steps >= MaxClockSteps {
 			mv.Complete = false
 			return s.clockResult(mv), nil
 		}
-		if err := s.setOffset(j.Due.Sub(s.Now())); err != nil {
+		if err := s.setOffset(jobs[0].Due.Sub(s.Now())); err != nil {
 			return s.clockResult(mv), err
 		}
-		if err := run(j); err != nil {
+		if err := runAll(jobs, run); err != nil {
 			return s.clockResult(mv), err
 		}
-		kind := j.Kind
-		if kind == "" {
-			kind = "unreadable" // dropped by RunJob
+		for _, j := range jobs {
+			kind := j.Kind
+			if kind == "" {
+				kind = "unreadable" // dropped by RunJob
+			}
+			mv.Ran[kind]++
+			mv.Steps++
 		}
-		mv.Ran[kind]++
-		mv.Steps++
-		after = j.Key
+		// Look on from the first job run: a delivery run with others may
+		// have scheduled its entity's next one before the last of them.
+		after = jobs[0].Key
 	}
 	end := goal().Sub(s.Now())
 	if to.By != 0 || to.To.IsZero() {
@@ -249,20 +270,24 @@ func (s *Store) setOffset(offset time.Duration) error {
 	return nil
 }
 
-// nextDueIn returns the first job of env due at or before until on env's
+// nextDueIn returns the next jobs of env due at or before until on env's
 // clock, in schedule order, looking after the schedule key after (nil: from
-// the start), with what it takes to send it if it is a delivery. Jobs are
-// run one at a time in key order, and a job schedules its follow-up at or
-// after its own due time with a greater sequence, so nothing before the
-// job run last is left behind.
-func (s *Store) nextDueIn(env Env, until time.Time, after []byte) (Job, bool, error) {
-	var j Job
-	var found bool
+// the start), each delivery with what it takes to send it: one job, or up
+// to n deliveries in a row that are all overdue on the clock as it stands
+// (they need no step of the clock between them). A job schedules its
+// follow-up at or after its own due time with a greater sequence (an
+// entity's next delivery at its event's time, after the one before), so
+// looking on from the first job of those run last leaves nothing behind.
+func (s *Store) nextDueIn(env Env, until time.Time, after []byte, n int) ([]Job, error) {
+	var jobs []Job
 	// The API shows due times in milliseconds; the schedule keeps them
 	// finer. A move to a shown time runs what is due within it.
 	end := keyNano(until.Truncate(time.Millisecond).Add(time.Millisecond - 1))
+	now, _ := s.SandboxClock()
+	overdue := keyNano(now) // due by the clock as it stands: no step between them
 	err := s.viewIn(env, func(t *txn) error {
-		found = false
+		jobs = jobs[:0]
+		dests := map[string]destination{}
 		c := t.schedOf(env).Cursor()
 		k, v := c.First()
 		if after != nil {
@@ -270,31 +295,59 @@ func (s *Store) nextDueIn(env Env, until time.Time, after []byte) (Job, bool, er
 				k, v = c.Next()
 			}
 		}
-		if k != nil {
+		for ; k != nil && len(jobs) < n; k, v = c.Next() {
 			s.stats.scheduleReads.Add(1)
 			if len(k) >= 8 && btoi(k[:8]) > end {
 				return nil
 			}
-			var err error
-			if j, err = parseJob(k, v); err == nil && j.Env != env {
+			j, err := parseJob(k, v)
+			if err == nil && j.Env != env {
 				err = fmt.Errorf("a job of %q in the schedule of %s", j.Env, env)
 			}
 			if err != nil {
+				if len(jobs) > 0 {
+					return nil // runs alone, next
+				}
 				s.log.Warn("schedule: unreadable entry", "key", fmt.Sprintf("%x", k))
-				j = Job{Key: bytes.Clone(k), Env: env, Due: scheduleDue(k), claim: string(v)}
-			} else if j.Kind == JobDelivery {
-				task, err := t.deliveryTask(j, map[string]destination{})
+				jobs = append(jobs, Job{Key: bytes.Clone(k), Env: env, Due: scheduleDue(k), claim: string(v)})
+				return nil
+			}
+			// Only overdue deliveries run together; any other job, or one
+			// the clock must step to, runs alone.
+			together := j.Kind == JobDelivery && btoi(k[:8]) <= overdue
+			if len(jobs) > 0 && !together {
+				return nil
+			}
+			if j.Kind == JobDelivery {
+				task, err := t.deliveryTask(j, dests)
 				if err != nil {
 					s.log.Warn("schedule: delivery cannot be sent", "delivery", j.ID, "err", err)
 				}
 				j.Delivery = task
 			}
-			found = true
-			return nil
+			jobs = append(jobs, j)
+			if !together {
+				return nil
+			}
 		}
 		return nil
 	})
-	return j, found, err
+	return jobs, err
+}
+
+// runAll runs jobs through run, concurrently when there are several, and
+// returns the first error.
+func runAll(jobs []Job, run func(Job) error) error {
+	if len(jobs) == 1 {
+		return run(jobs[0])
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { errs[i] = run(j) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // entryEnv returns the environment of a schedule entry, whose value is

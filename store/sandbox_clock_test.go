@@ -1,9 +1,13 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,5 +119,83 @@ func TestAdvanceClockBound(t *testing.T) {
 	}
 	if mv, err := s.AdvanceClock(store.Sandbox, store.ClockTarget{To: store.MaxClockTime(), Field: "to"}, s.RunJob); err != nil || !mv.Now.Equal(store.MaxClockTime()) {
 		t.Errorf("to the bound itself: %+v, %v", mv, err)
+	}
+}
+
+// TestClockMoveSendsABacklogTogether: a move sends the deliveries already
+// due on the clock as it stands concurrently, as the loop would (under
+// load a one-second move sent them one at a time, ran for minutes and
+// held every sandbox delivery back meanwhile), and still each entity's in
+// event order, one at a time.
+func TestClockMoveSendsABacklogTogether(t *testing.T) {
+	t.Parallel()
+	s, clock := mustOpen(t, "", store.Options{})
+	env := store.Sandbox
+	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	const width = 4
+	for i := range 3 { // one wallet's three events, then five other wallets'
+		if err := s.Enqueue(env, store.DestCustody, "wallet.created", "wallet", "w0", map[string]int{"n": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i <= 5; i++ {
+		if err := s.Enqueue(env, store.DestCustody, "wallet.created", "wallet", fmt.Sprintf("w%d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var (
+		mu              sync.Mutex
+		inFlight, most  int
+		w0              []string // w0's payloads in the order sent
+		w0Busy, overlap bool
+		together        = make(chan struct{})
+		once            sync.Once
+	)
+	run := func(j store.Job) error {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == 2 {
+			once.Do(func() { close(together) })
+		}
+		mine := j.Delivery != nil && strings.Contains(string(j.Delivery.Payload), `"entityId":"w0"`)
+		if mine {
+			overlap = overlap || w0Busy
+			w0Busy = true
+			w0 = append(w0, string(j.Delivery.Payload))
+		}
+		mu.Unlock()
+		// The first job waits for a second to start: run one at a time,
+		// none would (the wait ends the test instead of hanging it).
+		select {
+		case <-together:
+		case <-time.After(10 * time.Second):
+			return errors.New("no second delivery ran beside the first")
+		}
+		_, err := s.RecordAttempt(j, store.AttemptResult{RequestURL: "http://127.0.0.1:9/hook", StatusCode: 200, At: clock.Now(), Success: true})
+		mu.Lock()
+		inFlight--
+		if mine {
+			w0Busy = false
+		}
+		mu.Unlock()
+		return err
+	}
+	mv, err := s.AdvanceClockWide(env, store.ClockTarget{By: time.Second}, run, width)
+	if err != nil || mv.Ran[store.JobDelivery] != 8 {
+		t.Fatalf("move: %+v %v; want 8 deliveries", mv, err)
+	}
+	if most < 2 || most > width {
+		t.Errorf("at most %d deliveries at once, want 2 to %d", most, width)
+	}
+	if overlap || len(w0) != 3 {
+		t.Fatalf("w0's deliveries overlapped (%v) or not all sent: %q", overlap, w0)
+	}
+	for i, p := range w0 {
+		if !strings.Contains(p, fmt.Sprintf(`"n":%d`, i)) {
+			t.Errorf("w0's delivery %d sent %s: not in event order", i, p)
+		}
 	}
 }
