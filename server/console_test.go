@@ -460,7 +460,25 @@ func TestConsoleDecisionOnTheAttemptShown(t *testing.T) {
 	}
 	expectStatus(t, "a bad attempt number", b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownAttempt": {"two"}}), http.StatusBadRequest)
 
-	expectStatus(t, "decide the attempt shown", b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownAttempt": {"2"}}), http.StatusSeeOther)
+	// Its data PATCHed while it waits (no new attempt): the page's record
+	// is not the one to approve either.
+	version := regexp.MustCompile(`name="shownVersion" value="([0-9a-f]+)"`)
+	shownVersion := func() string {
+		t.Helper()
+		m := version.FindStringSubmatch(b.page("/console/applicants/manual-a"))
+		if m == nil {
+			t.Fatal("the decision form carries no shownVersion")
+		}
+		return m[1]
+	}
+	before := shownVersion()
+	in.expect(200, "PATCH", "/v1/applicants/manual-a", map[string]any{"lastName": "Mallory", "dateOfBirth": "1950-05-05"})
+	r = b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownAttempt": {"2"}, "shownVersion": {before}})
+	expectStatus(t, "decide data changed since the page", r, http.StatusConflict)
+	if body := html.UnescapeString(string(r.Body)); !strings.Contains(body, `applicant "manual-a" changed after the page showed it`) || !strings.Contains(body, "Mallory") {
+		t.Fatalf("the refused decision's page does not say why or show the data as it is:\n%s", body)
+	}
+	expectStatus(t, "decide the record shown", b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownAttempt": {"2"}, "shownVersion": {shownVersion()}}), http.StatusSeeOther)
 	if got := rc.reviewed(t, secret); got["reviewResult"].(map[string]any)["reviewAnswer"] != "GREEN" {
 		t.Fatalf("applicantReviewed %v", got)
 	}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -170,6 +172,29 @@ func (a *diskApplicant) view() Applicant {
 		v.Review.RejectLabels = []string{}
 	}
 	return v
+}
+
+// ApplicantVersion names the applicant's stored record as it is now: any
+// change of it (data, documents, answers, review, rows) gives another. A
+// console page carries it so that a decision is taken on what the page
+// showed (Decision.Version). Returns ENOTFOUND.
+func (s *Store) ApplicantVersion(env Env, extID string) (string, error) {
+	var v string
+	err := s.viewIn(env, func(t *txn) error {
+		b := t.env(env, "applicants").Get([]byte(extID))
+		if b == nil {
+			return NotFound("applicant", extID)
+		}
+		v = recordVersion(b)
+		return nil
+	})
+	return v, err
+}
+
+// recordVersion is ApplicantVersion of a stored record.
+func recordVersion(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
 }
 
 // AskedQuestion is a question as the applicant was asked it: the text

@@ -363,11 +363,14 @@ type Decision struct {
 	// Operator is the console account that decided ("" through the API):
 	// recorded as internal history of the applicant and of the console.
 	Operator string `json:"-"`
-	// Attempt is the submission the deciding operator was shown (the
-	// console's page); 0 decides the current one. A later submission
-	// refuses the decision (409 attempt_changed): its documents were never
-	// on the operator's screen.
-	Attempt int `json:"-"`
+	// Attempt and Version are the submission and the record the deciding
+	// operator was shown (the console's page; Version is ApplicantVersion);
+	// 0 and "" decide the applicant as it is. A later submission, or any
+	// change of the record since (a PATCH while it waits), refuses the
+	// decision (409 applicant_changed): what changed was never on the
+	// operator's screen.
+	Attempt int    `json:"-"`
+	Version string `json:"-"`
 }
 
 // validate checks a decision. Returns EINVALID naming the field.
@@ -449,7 +452,10 @@ func (s *Store) Decide(env Env, extID string, d Decision) (StatusView, error) {
 			return Conflict("not_awaiting_operator_review", "applicant %q is %s, not awaitingOperatorReview", extID, a.Review.ReviewStatus)
 		}
 		if d.Attempt != 0 && d.Attempt != a.Attempt {
-			return Conflict("attempt_changed", "applicant %q was submitted again (attempt %d) after the page showed attempt %d: review what it sent now", extID, a.Attempt, d.Attempt)
+			return Conflict("applicant_changed", "applicant %q was submitted again (attempt %d) after the page showed attempt %d: review what it sent now", extID, a.Attempt, d.Attempt)
+		}
+		if d.Version != "" && d.Version != recordVersion(t.env(env, "applicants").Get([]byte(extID))) {
+			return Conflict("applicant_changed", "applicant %q changed after the page showed it (its data was changed while it waited): review it as it is now", extID)
 		}
 		for i := range a.Steps {
 			if st := &a.Steps[i]; st.ReviewStatus == ReviewAwaiting {

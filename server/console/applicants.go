@@ -54,9 +54,14 @@ func (c *Console) Applicant(w http.ResponseWriter, r *Request) error {
 // nil, is a decision form that was refused, shown again with its error.
 func (c *Console) applicantPage(w http.ResponseWriter, r *Request, status int, form *decisionForm) error {
 	id := r.params.ByName("id")
-	// The attempt is read before what the page shows of it: a submission
-	// landing between the two reads leaves the form an older attempt than
-	// the documents shown, which Decide refuses, never the reverse.
+	// The record's version and attempt are read before what the page shows
+	// of it: a change landing between the reads leaves the form an older
+	// version than the data shown, which Decide refuses, never the
+	// reverse.
+	version, err := c.store.ApplicantVersion(r.env, id)
+	if err != nil {
+		return err
+	}
 	shown, err := c.store.Status(r.env, id)
 	if err != nil {
 		return err
@@ -86,7 +91,7 @@ func (c *Console) applicantPage(w http.ResponseWriter, r *Request, status int, f
 		"DocTypes": hostedui.DocTypeNames(),
 		"Awaiting": a.Review.ReviewStatus == store.ReviewAwaiting, "Info": infoFields(a), "Answers": c.answers(r.env, a),
 		"AsksQuestions": hasStep(steps.Steps, store.StepQuestionnaire),
-		"Structure":     structure, "Rows": rows, "HasRows": hasRows, "Form": form, "Attempt": shown.Attempt}
+		"Structure":     structure, "Rows": rows, "HasRows": hasRows, "Form": form, "Attempt": shown.Attempt, "Version": version}
 	if form == nil {
 		data["Form"] = &decisionForm{RejectType: store.RejectFinal}
 	}
@@ -323,6 +328,7 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 		}
 		d.Attempt = n
 	}
+	d.Version = f.Get("shownVersion") // the record the page showed: any change since refuses
 	if d.ReviewAnswer == store.Red {
 		d.ReviewRejectType, d.RejectLabels = form.RejectType, f["rejectLabels"]
 		form.Labels = d.RejectLabels
