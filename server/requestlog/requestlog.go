@@ -77,7 +77,21 @@ type ring struct {
 	buf  []Entry
 	size int
 	next uint64 // number of the next entry; entries next-len(buf) .. next-1 exist
+	// forgetting are the rules of recent Forget calls, applied to entries
+	// recorded after them too: a call in flight at the erasure (a list
+	// that read the applicant before it) is recorded when it ends.
+	forgetting []forgetRule
 }
+
+// forgetRule is a Forget applied to entries recorded until until.
+type forgetRule struct {
+	mentions func(e *Entry) bool
+	until    time.Time
+}
+
+// forgetFor is how long a Forget also applies to entries recorded after
+// it: longer than any call can be in flight.
+const forgetFor = 10 * time.Minute
 
 // New returns an empty log keeping capacity entries per environment.
 func New(capacity int) *Log {
@@ -97,6 +111,9 @@ func (l *Log) Record(env store.Env, e Entry) {
 		return
 	}
 	r.mu.Lock()
+	if len(r.forgetting) > 0 {
+		r.forgotten(&e, time.Now())
+	}
 	if len(r.buf) < r.size {
 		r.buf = append(r.buf, e)
 	} else {
@@ -108,8 +125,9 @@ func (l *Log) Record(env store.Env, e Entry) {
 
 // Forget drops both bodies of every entry of env that mentions reports
 // true for, keeping the rest of the entry (its sizes say there were
-// bodies). Returns how many entries it changed. It walks the whole log:
-// it is for erasures, which are rare.
+// bodies), and of every such entry recorded in the next forgetFor (calls
+// in flight now). Returns how many entries it changed. It walks the whole
+// log: it is for erasures, which are rare.
 func (l *Log) Forget(env store.Env, mentions func(e *Entry) bool) int {
 	r := l.envs[env]
 	if r == nil {
@@ -117,6 +135,7 @@ func (l *Log) Forget(env store.Env, mentions func(e *Entry) bool) int {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.forgetting = append(r.forgetting, forgetRule{mentions: mentions, until: time.Now().Add(forgetFor)})
 	n := 0
 	for i := range r.buf {
 		if e := &r.buf[i]; (e.RequestBody != nil || e.ResponseBody != nil) && mentions(e) {
@@ -125,6 +144,24 @@ func (l *Log) Forget(env store.Env, mentions func(e *Entry) bool) int {
 		}
 	}
 	return n
+}
+
+// forgotten applies the live forget rules to e, an entry being recorded
+// at now, and drops the rules that have run out. Called with r.mu held.
+func (r *ring) forgotten(e *Entry, now time.Time) {
+	live := r.forgetting[:0]
+	for _, f := range r.forgetting {
+		if now.Before(f.until) {
+			live = append(live, f)
+		}
+	}
+	clear(r.forgetting[len(live):])
+	r.forgetting = live
+	for _, f := range live {
+		if (e.RequestBody != nil || e.ResponseBody != nil) && f.mentions(e) {
+			e.RequestBody, e.ResponseBody, e.Forgotten = nil, nil, true
+		}
+	}
 }
 
 // Filter selects entries; empty fields select everything.
