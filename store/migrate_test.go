@@ -605,3 +605,81 @@ func TestOldLevelStaysEditable(t *testing.T) {
 		t.Fatalf("its questions sent again as they are: %v, want the id refused", err)
 	}
 }
+
+// TestUpgradeExpiresUnnumberedEvents: a file from before events were keyed
+// by sequence keeps them under their id. Upgraded, an event its delivery
+// names goes with that delivery; one that never had a delivery (no
+// destination then) goes past the retention window like any such event
+// (the first mend left it forever).
+func TestUpgradeExpiresUnnumberedEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	clock := store.NewManualClock(testStart)
+	opts := store.Options{Now: clock.Now}
+	s, _ := mustOpen(t, path, opts)
+	env := store.Sandbox
+	if _, err := s.SetWebhook(context.Background(), env, "http://127.0.0.1:9/hook", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Enqueue(env, store.DestCustody, "wallet.created", "wallet", "w1", nil); err != nil {
+		t.Fatal(err)
+	}
+	items, _, err := s.Deliveries(env, store.DeliveryFilter{}, store.Page{Limit: 10})
+	if err != nil || len(items) != 1 {
+		t.Fatalf("deliveries: %+v %v", items, err)
+	}
+	if err := s.StoreEventAsUnnumbered(env, items[0].ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const lone = "0648c430-7d1e-4c1b-9c1a-2f1e5b6a7c8d"
+	rewriteFile(t, path, func(tx *bolt.Tx) error {
+		root := tx.Bucket([]byte("env:" + string(env)))
+		if err := root.Bucket([]byte("events")).Put([]byte(lone), []byte(`{"id":"`+lone+`","eventType":"wallet.created","entityType":"wallet","entityId":"w2","timestamp":"2026-11-21T05:00:00.000Z","data":null}`)); err != nil {
+			return err
+		}
+		for _, e := range store.Envs() {
+			root := tx.Bucket([]byte("env:" + string(e)))
+			for _, b := range []string{"applicants_bits", "transactions_bits", "wallets_by", "deliveries_bits", "expiry"} {
+				if err := root.DeleteBucket([]byte(b)); err != nil {
+					return err
+				}
+			}
+		}
+		meta := tx.Bucket([]byte("meta"))
+		if k := meta.Get([]byte("retention-job")); k != nil {
+			if err := tx.Bucket([]byte("schedule")).Delete(k); err != nil {
+				return err
+			}
+		}
+		if err := meta.Delete([]byte("retention-job")); err != nil {
+			return err
+		}
+		return meta.Delete([]byte("layout"))
+	})
+	s, _ = mustOpen(t, path, opts)
+	if n := s.Count(env, "events"); n != 2 {
+		t.Fatalf("%d events after the upgrade, want the two keyed by id", n)
+	}
+	jobs, _, err := s.Due(clock.Now(), 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Kind == store.JobDelivery {
+			if _, err := s.RecordAttempt(j, store.AttemptResult{StatusCode: 200, At: clock.Now(), Success: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Before the window the delivery reads its event; past it both go.
+	if d, err := s.Delivery(env, items[0].ID); err != nil || d.Payload == "" {
+		t.Fatalf("the upgraded delivery: %+v %v", d, err)
+	}
+	clock.Advance(721 * time.Hour)
+	runJobs(t, s, clock)
+	if n := s.Count(env, "events"); n != 0 {
+		t.Errorf("%d events past the retention window, want none", n)
+	}
+}

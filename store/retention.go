@@ -387,6 +387,7 @@ func (s *Store) migrateRetention(env Env) error {
 	// Events that have a delivery: collected from the deliveries (event
 	// sequence only), then every other event is marked.
 	had := map[uint64]bool{}
+	hadID := map[string]bool{} // events keyed by id, of files from before events were keyed by sequence
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return envBucket(tx, env, "deliveries").ForEach(func(_, v []byte) error {
 			var d diskDelivery
@@ -394,6 +395,9 @@ func (s *Store) migrateRetention(env Env) error {
 				return err
 			}
 			had[d.EventSeq] = true
+			if d.EventSeq == 0 {
+				hadID[d.EventID] = true
+			}
 			return nil
 		})
 	})
@@ -405,10 +409,10 @@ func (s *Store) migrateRetention(env Env) error {
 		do     func(t *txn, k, v []byte) error
 	}{
 		{"events", func(t *txn, k, v []byte) error {
-			if len(k) != 8 || had[btoi(k)] {
-				// A key of another length is an event keyed by its id, from
-				// before events were keyed by sequence: its delivery, which
-				// names it, removes it (removeDelivery).
+			if len(k) == 8 && had[btoi(k)] || len(k) != 8 && hadID[string(k)] {
+				// Its delivery removes it (removeDelivery; a key of another
+				// length is an event keyed by its id, from before events
+				// were keyed by sequence, which its delivery names).
 				return nil
 			}
 			var e struct {
