@@ -411,6 +411,17 @@ func TestBrowserGermanDarkAndLinks(t *testing.T) {
 	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "AUT" {
 		t.Errorf("searching österr again picks %q, want AUT", v)
 	}
+	// A country the person picked stays when a later search matches
+	// nothing (the English "Deutschland" of a German speaker, say).
+	value(tb, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('select[name=nationality]'); s.value = 'DEU';
+		s.dispatchEvent(new Event('change')); return true; })()`))
+	value(tb, clear)
+	tb.run(chromedp.SendKeys("input.country-search", "zzz"))
+	if v := eval[string](tb, `document.querySelector('select[name=nationality]').value`); v != "DEU" {
+		t.Errorf("a search matching nothing turned the person's DEU into %q", v)
+	}
+	value(tb, clear)
+	tb.run(chromedp.SendKeys("input.country-search", "österr"))
 	tb.a11y()
 	tb.shot("hosted-de-dark-phone")
 	tb.submit("form[action$='/personal-info'] button[type=submit]")

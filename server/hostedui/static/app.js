@@ -202,6 +202,18 @@
     q.placeholder = t('search');
     q.autocomplete = 'off';
     (sel.closest('label') || sel).before(q);
+    // own is the person's own choice (or the saved value): what the list
+    // goes back to when the letters typed match nothing, so that no
+    // country stays chosen that a first match of fewer letters picked.
+    var own = sel.value, searching = false;
+    var pick = function (value) {
+      if (sel.value === value) return;
+      searching = true;
+      sel.value = value;
+      sel.dispatchEvent(new Event('change'));
+      searching = false;
+    };
+    sel.addEventListener('change', function () { if (!searching) own = sel.value; });
     q.addEventListener('input', function () {
       var v = fold(q.value.trim());
       var first = null;
@@ -211,13 +223,9 @@
         if (show && o.value && !first) first = o;
       });
       if (first && v && (sel.selectedIndex <= 0 || sel.options[sel.selectedIndex].hidden)) {
-        sel.value = first.value;
-        sel.dispatchEvent(new Event('change'));
-      } else if (!first && v && sel.selectedIndex > 0) {
-        // Nothing matches: no country stays chosen that the person did not
-        // pick (a first match of the letters typed so far).
-        sel.value = '';
-        sel.dispatchEvent(new Event('change'));
+        pick(first.value);
+      } else if (!first && v) {
+        pick(own);
       }
     });
   });
