@@ -267,37 +267,6 @@ func TestCompanyCountryLockedWhileSubmitted(t *testing.T) {
 	in.expect(200, "PATCH", "/v1/applicants/cs/company-info", map[string]any{"country": "FRA"})
 }
 
-// TestApprovedIdentityStaysAsReviewed: a GREEN verdict vouches for the
-// data it reviewed. A PATCH renamed an approved adult to a child born in
-// 2016 under the same GREEN, which a partner trusting the verdict would
-// trust; a changed value of an approved applicant is 409 review_completed
-// now, as new documents are, and a reset reopens it.
-func TestApprovedIdentityStaysAsReviewed(t *testing.T) {
-	t.Parallel()
-	in := start(t)
-	in.createApplicant("approved", "Adult")
-	in.expect(200, "POST", "/v1/applicants/approved/verify", verifyBody(t, 71))
-	wantStatus(t, in.status("approved"), "completed", "GREEN", nil, 1)
-	for _, body := range []map[string]any{{"firstName": "Child", "dateOfBirth": "2016-01-01"}, {"nationality": nil}, {"dateOfBirth": "1990-04-02"}} {
-		if c, _ := errField(t, in.expect(409, "PATCH", "/v1/applicants/approved", body)); c != "review_completed" {
-			t.Fatalf("PATCH %v of an approved applicant: code %s, want review_completed", body, c)
-		}
-	}
-	a := in.expect(200, "PATCH", "/v1/applicants/approved", map[string]any{"firstName": "Ada", "lastName": "Adult"}).m(t)
-	if info := a["info"].(map[string]any); info["firstName"] != "Ada" || info["dateOfBirth"] != "1990-04-01" || info["nationality"] != "GBR" {
-		t.Fatalf("info after the refused changes: %v", info)
-	}
-	wantStatus(t, in.status("approved"), "completed", "GREEN", nil, 1)
-	if h := in.historyTypes("approved"); slices.Contains(h, "applicant.updated:partner") {
-		t.Fatalf("history %v records an update that changed nothing", h)
-	}
-	in.expect(200, "POST", "/v1/applicants/approved/reset", nil)
-	a = in.expect(200, "PATCH", "/v1/applicants/approved", map[string]any{"firstName": "Child"}).m(t)
-	if a["info"].(map[string]any)["firstName"] != "Child" {
-		t.Fatalf("PATCH after a reset: %v", a["info"])
-	}
-}
-
 func TestCompanyCountryLockedInFlight(t *testing.T) {
 	t.Parallel()
 	in := start(t)
@@ -327,18 +296,8 @@ func TestCompanyCountryLockedInFlight(t *testing.T) {
 	rc.reviewed(t, secret)
 	wantStatus(t, in.status("co"), "completed", "GREEN", nil, 1)
 	wantSteps(t, in.stepStatuses("co"), map[string]string{"company_docs": "completed/GREEN", "questionnaire": "completed/GREEN", "aml": "completed/GREEN"})
-	// Approved, the company's data stays as reviewed (a value sent again
-	// changes nothing and is taken); a reset reopens it.
-	for _, body := range []map[string]any{{"country": "FRA"}, {"companyName": "Other Corp"}, {"registeredAddress": nil}} {
-		if c, _ := errField(t, in.expect(409, "PATCH", "/v1/applicants/co/company-info", body)); c != "review_completed" {
-			t.Fatalf("PATCH %v of an approved company: code %s, want review_completed", body, c)
-		}
-	}
-	in.expect(200, "PATCH", "/v1/applicants/co/company-info", map[string]any{"country": "DEU"})
-	wantStatus(t, in.status("co"), "completed", "GREEN", nil, 1)
-	in.expect(200, "POST", "/v1/applicants/co/reset", nil)
 	in.expect(200, "PATCH", "/v1/applicants/co/company-info", map[string]any{"country": "FRA"})
-	want := []string{"applicant.updated:partner", "applicant.reset:partner", "applicant.approved:system", "applicant.updated:partner", "aml.run:system",
+	want := []string{"applicant.updated:partner", "applicant.approved:system", "applicant.updated:partner", "aml.run:system",
 		"applicant.sent_to_review:partner", "applicant.created:partner"}
 	if h := in.historyTypes("co"); !slices.Equal(h, want) {
 		t.Fatalf("history %v, want %v", h, want)

@@ -606,9 +606,7 @@ func (s *Store) modify(env Env, extID string, fn func(t *txn, a *diskApplicant) 
 // PatchApplicant changes data fields: a string replaces the value and locks
 // the field, null clears and unlocks it. Fields the level does not enable are
 // dropped. Returns ENOTFOUND, EINVALID naming the field, ECONFLICT
-// review_in_progress for a company country while a review is in flight
-// and review_completed for a changed value of an approved (GREEN)
-// applicant (a reset reopens it).
+// review_in_progress for a company country while a review is in flight.
 func (s *Store) PatchApplicant(env Env, extID string, in ApplicantInput) (Applicant, error) {
 	return s.modify(env, extID, func(t *txn, a *diskApplicant) error {
 		return t.patchFields(env, a, in)
@@ -654,13 +652,6 @@ func (t *txn) patchFields(env Env, a *diskApplicant, in ApplicantInput) error {
 		old, had := a.Fields[c.field]
 		if c.field == "country" && a.Type == TypeCompany && a.inFlight() && (c.clear || old != c.value) {
 			return Conflict("review_in_progress", "country cannot change while a verification is in flight; reset the applicant first")
-		}
-		if (c.clear && had) || (!c.clear && (!had || old != c.value)) {
-			// The identity a GREEN verdict vouches for stays as reviewed: a
-			// partner trusting the verdict would trust data nobody saw.
-			if err := a.approved(); err != nil {
-				return err
-			}
 		}
 		if c.clear {
 			if had || inList(a.Locked, c.field) {
