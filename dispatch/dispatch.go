@@ -143,6 +143,8 @@ type Dispatcher struct {
 	advancing map[store.Env]bool
 	envBusy   map[store.Env]int
 	idle      *sync.Cond // signalled, on mu, when a job of some environment ends
+	slotFree  *sync.Cond // signalled, on mu, when a slot of Concurrency frees and a clock move waits for one
+	slotWants int        // a clock move's runs waiting for a slot: a freed slot goes to them first
 	moves     sync.Mutex // serialises Advance
 
 	observe atomic.Pointer[func(store.Job, store.AttemptResult, string)] // OnAttempt's fn
@@ -226,6 +228,7 @@ func New(st Store, cfg Config, logger *slog.Logger) *Dispatcher {
 		envBusy:   map[store.Env]int{},
 	}
 	d.idle = sync.NewCond(&d.mu)
+	d.slotFree = sync.NewCond(&d.mu)
 	d.sender = newSender(cfg, st.URLPolicy())
 	st.OnWork(d.Wake)
 	if fo, ok := st.(freshOfferer); ok {
@@ -529,10 +532,10 @@ func (d *Dispatcher) do(j store.Job, l *lease) {
 			freed = true
 			d.mu.Lock()
 			d.busy--
-			// The slot passes to a ready job; the loop looks for more
-			// once none is left, if its last scan left some. Work
-			// enqueued since wakes it (OnWork).
-			d.startReady(1)
+			// The slot passes to a clock move waiting for one, else to a
+			// ready job; the loop looks for more once none is left, if its
+			// last scan left some. Work enqueued since wakes it (OnWork).
+			d.passSlot()
 			look := len(d.ready) == 0 && d.backlog
 			d.mu.Unlock()
 			if look {
@@ -704,8 +707,40 @@ func (d *Dispatcher) Advance(ctx context.Context, env store.Env, to store.ClockT
 		return store.ClockMove{}, store.Errorf(store.ECANCELED, "request_canceled",
 			"the request ended while the move waited for the deliveries in flight; the clock did not move")
 	}
-	// Overdue deliveries go out as concurrently as the loop sends them.
-	return cs.AdvanceClockWide(env, to, d.runNow, d.cfg.Concurrency)
+	// Overdue deliveries go out as concurrently as the loop sends them, in
+	// its slots: the move's and the loop's (other environments') together
+	// never exceed Concurrency.
+	return cs.AdvanceClockWide(env, to, d.runInSlot, d.cfg.Concurrency)
+}
+
+// runInSlot runs job j as runNow does in one of the loop's Concurrency
+// slots, waiting for one to free.
+func (d *Dispatcher) runInSlot(j store.Job) error {
+	d.mu.Lock()
+	d.slotWants++
+	for d.busy >= d.cfg.Concurrency {
+		d.slotFree.Wait()
+	}
+	d.slotWants--
+	d.busy++
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.busy--
+		d.passSlot()
+		d.mu.Unlock()
+	}()
+	return d.runNow(j)
+}
+
+// passSlot gives a slot just freed to a clock move's run waiting for one,
+// else to a ready job. Called on d.mu.
+func (d *Dispatcher) passSlot() {
+	if d.slotWants > 0 {
+		d.slotFree.Signal()
+		return
+	}
+	d.startReady(1)
 }
 
 // clockStore is what Advance needs of the store beyond Store.
