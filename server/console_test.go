@@ -478,7 +478,11 @@ func TestConsoleDecisionOnTheAttemptShown(t *testing.T) {
 	if body := html.UnescapeString(string(r.Body)); !strings.Contains(body, `applicant "manual-a" changed after the page showed it`) || !strings.Contains(body, "Mallory") {
 		t.Fatalf("the refused decision's page does not say why or show the data as it is:\n%s", body)
 	}
-	expectStatus(t, "decide the record shown", b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownAttempt": {"2"}, "shownVersion": {shownVersion()}}), http.StatusSeeOther)
+	// A new hosted link changes nothing the page shows: the page's
+	// decision stands (the review found it refused).
+	shown := shownVersion()
+	in.expect(201, "POST", "/v1/applicants/manual-a/verification-sessions", map[string]any{})
+	expectStatus(t, "decide the record shown", b.submit("/console/applicants/manual-a/decision", url.Values{"reviewAnswer": {"GREEN"}, "shownAttempt": {"2"}, "shownVersion": {shown}}), http.StatusSeeOther)
 	if got := rc.reviewed(t, secret); got["reviewResult"].(map[string]any)["reviewAnswer"] != "GREEN" {
 		t.Fatalf("applicantReviewed %v", got)
 	}

@@ -174,25 +174,34 @@ func (a *diskApplicant) view() Applicant {
 	return v
 }
 
-// ApplicantVersion names the applicant's stored record as it is now: any
-// change of it (data, documents, answers, review, rows) gives another. A
-// console page carries it so that a decision is taken on what the page
-// showed (Decision.Version). Returns ENOTFOUND.
+// ApplicantVersion names what the console's applicant page shows of the
+// applicant as it is now: its body (data, documents, answers, review,
+// status) and its steps. A change of any of them gives another; the
+// bookkeeping the page does not show (a new hosted link's expiry, the
+// time of the last save) does not. The page carries it so that a
+// decision is taken on what it showed (Decision.Version). Returns
+// ENOTFOUND.
 func (s *Store) ApplicantVersion(env Env, extID string) (string, error) {
 	var v string
 	err := s.viewIn(env, func(t *txn) error {
-		b := t.env(env, "applicants").Get([]byte(extID))
-		if b == nil {
-			return NotFound("applicant", extID)
+		a, err := t.getApplicant(env, extID)
+		if err != nil {
+			return err
 		}
-		v = recordVersion(b)
+		v = a.shownVersion()
 		return nil
 	})
 	return v, err
 }
 
-// recordVersion is ApplicantVersion of a stored record.
-func recordVersion(b []byte) string {
+// shownVersion is ApplicantVersion of a.
+func (a *diskApplicant) shownVersion() string {
+	v := a.view()
+	v.UpdatedAtUtc = Time{}
+	b, _ := json.Marshal(struct {
+		Body  Applicant
+		Steps []Step
+	}{v, a.Steps})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12])
 }

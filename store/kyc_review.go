@@ -363,12 +363,12 @@ type Decision struct {
 	// Operator is the console account that decided ("" through the API):
 	// recorded as internal history of the applicant and of the console.
 	Operator string `json:"-"`
-	// Attempt and Version are the submission and the record the deciding
-	// operator was shown (the console's page; Version is ApplicantVersion);
-	// 0 and "" decide the applicant as it is. A later submission, or any
-	// change of the record since (a PATCH while it waits), refuses the
-	// decision (409 applicant_changed): what changed was never on the
-	// operator's screen.
+	// Attempt and Version are the submission and what of the applicant the
+	// deciding operator was shown (the console's page; Version is
+	// ApplicantVersion); 0 and "" decide the applicant as it is. A later
+	// submission, or a change of what the page showed (a PATCH while it
+	// waits), refuses the decision (409 applicant_changed): what changed
+	// was never on the operator's screen.
 	Attempt int    `json:"-"`
 	Version string `json:"-"`
 }
@@ -454,7 +454,7 @@ func (s *Store) Decide(env Env, extID string, d Decision) (StatusView, error) {
 		if d.Attempt != 0 && d.Attempt != a.Attempt {
 			return Conflict("applicant_changed", "applicant %q was submitted again (attempt %d) after the page showed attempt %d: review what it sent now", extID, a.Attempt, d.Attempt)
 		}
-		if d.Version != "" && d.Version != recordVersion(t.env(env, "applicants").Get([]byte(extID))) {
+		if d.Version != "" && d.Version != a.shownVersion() {
 			return Conflict("applicant_changed", "applicant %q changed after the page showed it (its data was changed while it waited): review it as it is now", extID)
 		}
 		for i := range a.Steps {
