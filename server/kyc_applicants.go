@@ -83,15 +83,36 @@ func (s *Server) eraseApplicant(w http.ResponseWriter, r *request) error {
 }
 
 // namesApplicant reports whether a logged call concerns the applicant
-// with externalUserId id: its path is the applicant's, or a body holds
-// the id as a JSON string (the create call, a list that showed it). The
-// id's characters need no JSON escaping.
+// with externalUserId id: its path is the applicant's, or a body gives it
+// as an externalUserId (the create call, a list that showed it; not any
+// string equal to the id, such as a vault named "1"). The id's characters
+// need no JSON escaping.
 func namesApplicant(id string) func(e *requestlog.Entry) bool {
 	path := "/v1/applicants/" + id
-	quoted := []byte(`"` + id + `"`)
 	return func(e *requestlog.Entry) bool {
 		return e.Path == path || strings.HasPrefix(e.Path, path+"/") ||
-			bytes.Contains(e.RequestBody, quoted) || bytes.Contains(e.ResponseBody, quoted)
+			givesExternalUserID(e.RequestBody, id) || givesExternalUserID(e.ResponseBody, id)
+	}
+}
+
+// givesExternalUserID reports whether the JSON text body has a member
+// "externalUserId" (or "parentExternalUserId") whose value is id.
+func givesExternalUserID(body []byte, id string) bool {
+	const name = `xternalUserId"` // externalUserId and parentExternalUserId
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(name))
+		if j < 0 {
+			return false
+		}
+		i += j + len(name)
+		rest := bytes.TrimLeft(body[i:], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		if len(rest) > len(id)+1 && rest[0] == '"' && string(rest[1:1+len(id)]) == id && rest[1+len(id)] == '"' {
+			return true
+		}
 	}
 }
 

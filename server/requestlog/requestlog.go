@@ -83,14 +83,15 @@ type ring struct {
 	forgetting []forgetRule
 }
 
-// forgetRule is a Forget applied to entries recorded until until.
+// forgetRule is a Forget applied to the entries recorded after it of
+// calls that began before it (at), until until.
 type forgetRule struct {
-	mentions func(e *Entry) bool
-	until    time.Time
+	mentions  func(e *Entry) bool
+	at, until time.Time // real time
 }
 
-// forgetFor is how long a Forget also applies to entries recorded after
-// it: longer than any call can be in flight.
+// forgetFor is how long a Forget also applies to calls recorded after it
+// that began before it: longer than any call can be in flight.
 const forgetFor = 10 * time.Minute
 
 // New returns an empty log keeping capacity entries per environment.
@@ -125,8 +126,8 @@ func (l *Log) Record(env store.Env, e Entry) {
 
 // Forget drops both bodies of every entry of env that mentions reports
 // true for, keeping the rest of the entry (its sizes say there were
-// bodies), and of every such entry recorded in the next forgetFor (calls
-// in flight now). Returns how many entries it changed. It walks the whole
+// bodies), and of every such entry recorded later of a call that began
+// before it (in flight now; for forgetFor). Returns how many entries it changed. It walks the whole
 // log: it is for erasures, which are rare.
 func (l *Log) Forget(env store.Env, mentions func(e *Entry) bool) int {
 	r := l.envs[env]
@@ -135,7 +136,8 @@ func (l *Log) Forget(env store.Env, mentions func(e *Entry) bool) int {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.forgetting = append(r.forgetting, forgetRule{mentions: mentions, until: time.Now().Add(forgetFor)})
+	now := time.Now()
+	r.forgetting = append(r.forgetting, forgetRule{mentions: mentions, at: now, until: now.Add(forgetFor)})
 	n := 0
 	for i := range r.buf {
 		if e := &r.buf[i]; (e.RequestBody != nil || e.ResponseBody != nil) && mentions(e) {
@@ -147,7 +149,9 @@ func (l *Log) Forget(env store.Env, mentions func(e *Entry) bool) int {
 }
 
 // forgotten applies the live forget rules to e, an entry being recorded
-// at now, and drops the rules that have run out. Called with r.mu held.
+// at now, and drops the rules that have run out: a rule applies to a call
+// that began before it (a call that begins after the erasure cannot have
+// read the applicant). Called with r.mu held.
 func (r *ring) forgotten(e *Entry, now time.Time) {
 	live := r.forgetting[:0]
 	for _, f := range r.forgetting {
@@ -157,8 +161,9 @@ func (r *ring) forgotten(e *Entry, now time.Time) {
 	}
 	clear(r.forgetting[len(live):])
 	r.forgetting = live
+	began := now.Add(-e.Duration)
 	for _, f := range live {
-		if (e.RequestBody != nil || e.ResponseBody != nil) && f.mentions(e) {
+		if began.Before(f.at) && (e.RequestBody != nil || e.ResponseBody != nil) && f.mentions(e) {
 			e.RequestBody, e.ResponseBody, e.Forgotten = nil, nil, true
 		}
 	}

@@ -237,7 +237,7 @@ func TestShownBodiesKeep4KiB(t *testing.T) {
 // calls it names already logged, and of those in flight when it ran,
 // which are logged when they end (a list that read the applicant just
 // before the erasure leaked it in 37 of 40 runs of the review's race);
-// other calls keep theirs.
+// other calls keep theirs, and so do calls that began after it.
 func TestForgetCallsInFlight(t *testing.T) {
 	t.Parallel()
 	l := requestlog.New(10)
@@ -251,15 +251,20 @@ func TestForgetCallsInFlight(t *testing.T) {
 	if n := l.Forget(env, names); n != 1 {
 		t.Fatalf("Forget changed %d entries, want 1", n)
 	}
-	l.Record(env, entry("in-flight", `[{"externalUserId":"gone","lastName":"Secret"}]`))
+	inFlight := entry("in-flight", `[{"externalUserId":"gone","lastName":"Secret"}]`)
+	inFlight.Duration = time.Minute // began before the Forget
+	l.Record(env, inFlight)
 	l.Record(env, entry("other", `{"externalUserId":"kept","lastName":"Shown"}`))
+	// A call that began after the erasure cannot have read the applicant:
+	// it keeps its body whatever it holds.
+	l.Record(env, entry("after", `{"name":"gone"}`))
 	items, _, err := l.List(env, requestlog.Filter{}, store.Page{Limit: 10})
-	if err != nil || len(items) != 3 {
+	if err != nil || len(items) != 4 {
 		t.Fatalf("list: %+v %v", items, err)
 	}
 	for _, v := range items {
 		forgotten := v.ResponseBody == nil && !v.ResponseBodyTruncated && v.ResponseBodyBytes > 0
-		if want := v.RequestID != "other"; forgotten != want {
+		if want := v.RequestID == "before" || v.RequestID == "in-flight"; forgotten != want {
 			t.Errorf("%s: body %v, forgotten %v; want forgotten %v", v.RequestID, v.ResponseBody, forgotten, want)
 		}
 	}
