@@ -183,6 +183,20 @@ func (s *Store) StoreDeliveryAsJSON(env Env, id string) error {
 // layout 9 kept it: into the events bucket, the delivery naming its
 // sequence, the delivery's sequence entry holding its id alone.
 func (s *Store) StoreEventAsLayout8(env Env, id string) error {
+	return s.moveEventOut(env, id, func(t *txn, d *diskDelivery, envelope []byte) error {
+		ev, err := t.storeEvent(env, Event{Payload: envelope})
+		if err != nil {
+			return err
+		}
+		d.EventSeq = ev.Seq
+		return t.env(env, "deliveries").Put([]byte(id), marshalDelivery(d))
+	})
+}
+
+// moveEventOut takes delivery id's event out of its sequence entry, which
+// then holds the delivery's id alone, and hands its envelope to store,
+// which keeps it as an older version did.
+func (s *Store) moveEventOut(env Env, id string, store func(t *txn, d *diskDelivery, envelope []byte) error) error {
 	return s.update(func(t *txn) error {
 		d, err := t.getDelivery(env, id)
 		if err != nil {
@@ -193,15 +207,11 @@ func (s *Store) StoreEventAsLayout8(env Env, id string) error {
 		if envelope == nil {
 			return errors.New("the event is not in the sequence entry")
 		}
-		ev, err := t.storeEvent(env, Event{Payload: bytes.Clone(envelope)})
-		if err != nil {
-			return err
-		}
+		envelope = bytes.Clone(envelope)
 		if err := idx.Put(itob(d.Seq), []byte(d.ID)); err != nil {
 			return err
 		}
-		d.EventSeq = ev.Seq
-		return t.env(env, "deliveries").Put([]byte(id), marshalDelivery(&d))
+		return store(t, &d, envelope)
 	})
 }
 
@@ -212,29 +222,18 @@ func (s *Store) StoreEventAsLayout8(env Env, id string) error {
 // asRecord stores the event as the first versions did, a record holding
 // the envelope in base64, else as its envelope bytes.
 func (s *Store) StoreEventAsUnnumbered(env Env, id string, asRecord bool) error {
-	return s.update(func(t *txn) error {
-		d, err := t.getDelivery(env, id)
-		if err != nil {
-			return err
-		}
-		idx := t.env(env, "deliveries_idx")
-		_, envelope := splitSeqEntry(idx.Get(itob(d.Seq)))
-		if envelope == nil {
-			return errors.New("the event is not in the sequence entry")
-		}
-		rec := bytes.Clone(envelope)
+	return s.moveEventOut(env, id, func(t *txn, d *diskDelivery, envelope []byte) error {
+		rec := envelope
 		if asRecord {
 			// The first versions stored the event as a record holding the
 			// envelope in base64.
+			var err error
 			if rec, err = json.Marshal(map[string]any{"id": d.EventID, "env": env, "eventType": d.EventType, "entityType": d.EntityType,
 				"entityId": d.EntityID, "timestamp": d.CreatedAt, "payload": envelope}); err != nil {
 				return err
 			}
 		}
 		if err := t.env(env, "events").Put([]byte(d.EventID), rec); err != nil {
-			return err
-		}
-		if err := idx.Put(itob(d.Seq), []byte(d.ID)); err != nil {
 			return err
 		}
 		d.EventSeq = 0

@@ -129,26 +129,7 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 	}
 
 	// Back to the old layout.
-	rewriteFile(t, path, func(tx *bolt.Tx) error {
-		for _, e := range store.Envs() {
-			root := tx.Bucket([]byte("env:" + string(e)))
-			for _, b := range []string{"applicants_bits", "transactions_bits", "wallets_by", "deliveries_bits", "expiry"} {
-				if err := root.DeleteBucket([]byte(b)); err != nil {
-					return err
-				}
-			}
-		}
-		meta := tx.Bucket([]byte("meta"))
-		if k := meta.Get([]byte("retention-job")); k != nil {
-			if err := tx.Bucket([]byte("schedule")).Delete(k); err != nil {
-				return err
-			}
-		}
-		if err := meta.Delete([]byte("retention-job")); err != nil {
-			return err
-		}
-		return meta.Delete([]byte("layout"))
-	})
+	rewriteFile(t, path, toUnnumbered)
 
 	// The one-time pass says so in the log, which is all an operator sees
 	// while it runs (seconds on a large file).
@@ -187,6 +168,30 @@ func TestUpgradeBuildsIndexes(t *testing.T) {
 	if items, _, _ := s.Deliveries(env, store.DeliveryFilter{Status: store.DeliveryDead}, store.Page{}); len(items) != 0 {
 		t.Errorf("%d dead deliveries left after retention", len(items))
 	}
+}
+
+// toUnnumbered takes a file back to a layout from before layouts were
+// numbered: without the filter indexes, the retention index and its job,
+// and the layout number, which the upgrade builds again.
+func toUnnumbered(tx *bolt.Tx) error {
+	for _, e := range store.Envs() {
+		root := tx.Bucket([]byte("env:" + string(e)))
+		for _, b := range []string{"applicants_bits", "transactions_bits", "wallets_by", "deliveries_bits", "expiry"} {
+			if err := root.DeleteBucket([]byte(b)); err != nil {
+				return err
+			}
+		}
+	}
+	meta := tx.Bucket([]byte("meta"))
+	if k := meta.Get([]byte("retention-job")); k != nil {
+		if err := tx.Bucket([]byte("schedule")).Delete(k); err != nil {
+			return err
+		}
+	}
+	if err := meta.Delete([]byte("retention-job")); err != nil {
+		return err
+	}
+	return meta.Delete([]byte("layout"))
 }
 
 // rewriteFile changes the stopped db at path in one bbolt transaction, as
@@ -639,24 +644,7 @@ func TestUpgradeExpiresUnnumberedEvents(t *testing.T) {
 		if err := root.Bucket([]byte("events")).Put([]byte(lone), []byte(`{"id":"`+lone+`","eventType":"wallet.created","entityType":"wallet","entityId":"w2","timestamp":"2026-11-21T05:00:00.000Z","data":null}`)); err != nil {
 			return err
 		}
-		for _, e := range store.Envs() {
-			root := tx.Bucket([]byte("env:" + string(e)))
-			for _, b := range []string{"applicants_bits", "transactions_bits", "wallets_by", "deliveries_bits", "expiry"} {
-				if err := root.DeleteBucket([]byte(b)); err != nil {
-					return err
-				}
-			}
-		}
-		meta := tx.Bucket([]byte("meta"))
-		if k := meta.Get([]byte("retention-job")); k != nil {
-			if err := tx.Bucket([]byte("schedule")).Delete(k); err != nil {
-				return err
-			}
-		}
-		if err := meta.Delete([]byte("retention-job")); err != nil {
-			return err
-		}
-		return meta.Delete([]byte("layout"))
+		return toUnnumbered(tx)
 	})
 	s, _ = mustOpen(t, path, opts)
 	if n := s.Count(env, "events"); n != 2 {
