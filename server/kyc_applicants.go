@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,8 +97,13 @@ func namesApplicant(id string) func(e *requestlog.Entry) bool {
 }
 
 // givesExternalUserID reports whether the JSON text body has a member
-// "externalUserId" (or "parentExternalUserId") whose value is id.
+// "externalUserId" (or "parentExternalUserId") whose value is id, also
+// when its name or value is written with \u escapes (which the API
+// decodes, so a call may have named the applicant that way).
 func givesExternalUserID(body []byte, id string) bool {
+	if bytes.IndexByte(body, '\\') >= 0 {
+		body = unescapeASCII(body)
+	}
 	const name = `xternalUserId"` // externalUserId and parentExternalUserId
 	for i := 0; ; {
 		j := bytes.Index(body[i:], []byte(name))
@@ -253,4 +259,35 @@ func parseSince(v string) (time.Time, bool) {
 		v = v[:i] + "+" + v[i+1:]
 	}
 	return store.ParseTime(v)
+}
+
+// unescapeASCII returns body with each JSON escape of a printable ASCII
+// character other than the quote and the backslash (\u0063, \/) written
+// as the character, so that a name or an id written escaped reads as sent
+// unescaped; other escapes stay.
+func unescapeASCII(body []byte) []byte {
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' || i+1 >= len(body) {
+			out = append(out, body[i])
+			continue
+		}
+		switch next := body[i+1]; {
+		case next == '/':
+			out = append(out, '/')
+			i++
+		case next == 'u' && i+5 < len(body):
+			if v, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 8); err == nil && v >= 0x20 && v < 0x7f && v != '"' && v != '\\' {
+				out = append(out, byte(v))
+				i += 5
+				continue
+			}
+			out = append(out, body[i], next)
+			i++
+		default:
+			out = append(out, body[i], next) // an escape kept whole: \\ stays \\
+			i++
+		}
+	}
+	return out
 }

@@ -78,7 +78,7 @@ func notLogged(w http.ResponseWriter) {
 func (s *Server) recordRequest(rec *statusRecorder, r *http.Request, method, id string) {
 	e := requestlog.Entry{
 		RequestID: id, At: s.store.NowIn(rec.env), Method: method, Path: r.URL.Path, Query: r.URL.RawQuery,
-		Status: rec.status, Duration: time.Since(rec.start), CredentialKey: rec.key,
+		Status: rec.status, Duration: time.Since(rec.start), Began: rec.start, CredentialKey: rec.key,
 		RequestContentType: r.Header.Get("Content-Type"), ResponseContentType: rec.Header().Get("Content-Type"),
 		ResponseBody: rec.resp, ResponseBodySize: rec.respSize,
 	}

@@ -43,6 +43,10 @@ type Entry struct {
 	ResponseBody        []byte // the first MaxBody bytes
 	ResponseBodySize    int64  // bytes written in all
 	Forgotten           bool   // both bodies dropped by Forget
+	// Began is the real time the call began, which tells a call in
+	// flight at an erasure from one that began after it (Forget); zero:
+	// the time it is recorded, less Duration.
+	Began time.Time
 }
 
 // View is an entry as GET /v1/requests and the console show it: bodies
@@ -111,6 +115,9 @@ func (l *Log) Record(env store.Env, e Entry) {
 	if r == nil {
 		return
 	}
+	if e.Began.IsZero() {
+		e.Began = time.Now().Add(-e.Duration)
+	}
 	r.mu.Lock()
 	if len(r.forgetting) > 0 {
 		r.forgotten(&e, time.Now())
@@ -134,9 +141,9 @@ func (l *Log) Forget(env store.Env, mentions func(e *Entry) bool) int {
 	if r == nil {
 		return 0
 	}
+	now := time.Now() // before the lock: a call recorded while this waits for it began before now
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := time.Now()
 	r.forgetting = append(r.forgetting, forgetRule{mentions: mentions, at: now, until: now.Add(forgetFor)})
 	n := 0
 	for i := range r.buf {
@@ -161,9 +168,8 @@ func (r *ring) forgotten(e *Entry, now time.Time) {
 	}
 	clear(r.forgetting[len(live):])
 	r.forgetting = live
-	began := now.Add(-e.Duration)
 	for _, f := range live {
-		if began.Before(f.at) && (e.RequestBody != nil || e.ResponseBody != nil) && f.mentions(e) {
+		if e.Began.Before(f.at) && (e.RequestBody != nil || e.ResponseBody != nil) && f.mentions(e) {
 			e.RequestBody, e.ResponseBody, e.Forgotten = nil, nil, true
 		}
 	}

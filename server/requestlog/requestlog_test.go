@@ -248,9 +248,15 @@ func TestForgetCallsInFlight(t *testing.T) {
 	}
 	names := func(e *requestlog.Entry) bool { return strings.Contains(string(e.ResponseBody), `"gone"`) }
 	l.Record(env, entry("before", `{"externalUserId":"gone","lastName":"Secret"}`))
+	// A call that began just before the erasure and is recorded after it
+	// (its Duration measured before it waited for the log's lock): when it
+	// began decides, not when it was recorded.
+	waited := entry("waited", `{"externalUserId":"gone","lastName":"Secret"}`)
+	waited.Began = time.Now()
 	if n := l.Forget(env, names); n != 1 {
 		t.Fatalf("Forget changed %d entries, want 1", n)
 	}
+	l.Record(env, waited)
 	inFlight := entry("in-flight", `[{"externalUserId":"gone","lastName":"Secret"}]`)
 	inFlight.Duration = time.Minute // began before the Forget
 	l.Record(env, inFlight)
@@ -259,12 +265,12 @@ func TestForgetCallsInFlight(t *testing.T) {
 	// it keeps its body whatever it holds.
 	l.Record(env, entry("after", `{"name":"gone"}`))
 	items, _, err := l.List(env, requestlog.Filter{}, store.Page{Limit: 10})
-	if err != nil || len(items) != 4 {
+	if err != nil || len(items) != 5 {
 		t.Fatalf("list: %+v %v", items, err)
 	}
 	for _, v := range items {
 		forgotten := v.ResponseBody == nil && !v.ResponseBodyTruncated && v.ResponseBodyBytes > 0
-		if want := v.RequestID == "before" || v.RequestID == "in-flight"; forgotten != want {
+		if want := v.RequestID == "before" || v.RequestID == "in-flight" || v.RequestID == "waited"; forgotten != want {
 			t.Errorf("%s: body %v, forgotten %v; want forgotten %v", v.RequestID, v.ResponseBody, forgotten, want)
 		}
 	}
