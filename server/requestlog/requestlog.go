@@ -119,23 +119,26 @@ func (l *Log) Record(env store.Env, e Entry) {
 		e.Began = time.Now().Add(-e.Duration)
 	}
 	r.mu.Lock()
-	if len(r.forgetting) > 0 {
-		r.forgotten(&e, time.Now())
-	}
+	i := int(r.next % uint64(r.size))
 	if len(r.buf) < r.size {
 		r.buf = append(r.buf, e)
 	} else {
-		r.buf[r.next%uint64(r.size)] = e
+		r.buf[i] = e
 	}
 	r.next++
+	if len(r.forgetting) > 0 {
+		// On the entry in the log, not on e: taking e's address would
+		// move every recorded entry to the heap.
+		r.forgotten(&r.buf[i], time.Now())
+	}
 	r.mu.Unlock()
 }
 
 // Forget drops both bodies of every entry of env that mentions reports
 // true for, keeping the rest of the entry (its sizes say there were
 // bodies), and of every such entry recorded later of a call that began
-// before it (in flight now; for forgetFor). Returns how many entries it changed. It walks the whole
-// log: it is for erasures, which are rare.
+// before it (in flight now; for forgetFor). Returns how many entries it
+// changed. It walks the whole log: it is for erasures, which are rare.
 func (l *Log) Forget(env store.Env, mentions func(e *Entry) bool) int {
 	r := l.envs[env]
 	if r == nil {
