@@ -734,13 +734,16 @@ func (d *Dispatcher) runInSlot(j store.Job) error {
 }
 
 // passSlot gives a slot just freed to a clock move's run waiting for one,
-// else to a ready job. Called on d.mu.
+// else to a ready job: the loop's jobs get only the free slots beyond
+// those the move's waiting runs will take (a run signalled before may not
+// have woken yet). Called on d.mu.
 func (d *Dispatcher) passSlot() {
 	if d.slotWants > 0 {
 		d.slotFree.Signal()
-		return
 	}
-	d.startReady(1)
+	if d.cfg.Concurrency-d.busy-d.slotWants > 0 {
+		d.startReady(1)
+	}
 }
 
 // clockStore is what Advance needs of the store beyond Store.

@@ -140,7 +140,8 @@ func (mv ClockMove) RanByKind() map[string]int {
 }
 
 // AdvanceClock moves environment env's clock forward to the target, running
-// through run, in due order and one at a time (but see AdvanceClockWide), every job of env due by
+// through run, in due order and one at a time (AdvanceClockWide sends a
+// backlog of deliveries together), every job of env due by
 // then — including jobs that those jobs schedule — with the clock set to
 // each job's due time (or left where it is, for a job already overdue)
 // before it runs. run must do the job as the dispatcher does (RunJob, or a
