@@ -54,10 +54,10 @@ func (c *Console) Applicant(w http.ResponseWriter, r *Request) error {
 // nil, is a decision form that was refused, shown again with its error.
 func (c *Console) applicantPage(w http.ResponseWriter, r *Request, status int, form *decisionForm) error {
 	id := r.params.ByName("id")
-	// The record's version and attempt are read before what the page shows
-	// of it: a change landing between the reads leaves the form an older
-	// version than the data shown, which Decide refuses, never the
-	// reverse.
+	// The version of what the page shows, and the attempt, are read
+	// before the page's data: a change landing between the reads leaves
+	// the form an older version than the data shown, which Decide
+	// refuses, never the reverse.
 	version, err := c.store.ApplicantVersion(r.env, id)
 	if err != nil {
 		return err
@@ -328,7 +328,7 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 		}
 		d.Attempt = n
 	}
-	d.Version = f.Get("shownVersion") // the record the page showed: any change since refuses
+	d.Version = f.Get("shownVersion") // what the page showed: any change of it since refuses
 	if d.ReviewAnswer == store.Red {
 		d.ReviewRejectType, d.RejectLabels = form.RejectType, f["rejectLabels"]
 		form.Labels = d.RejectLabels
@@ -348,9 +348,10 @@ func (c *Console) Decide(w http.ResponseWriter, r *Request) error {
 			form.Err, form.ErrField = e.Message, e.Field
 			return c.applicantPage(w, r, wire.Status(err), form)
 		case store.ECONFLICT:
-			// Another operator decided, or the applicant sent a new attempt,
-			// since the page was shown: the page as it is now, with what
-			// was posted kept beside the reason it was not recorded.
+			// Another operator decided, or the applicant was submitted again
+			// or changed, since the page was shown: the page as it is now,
+			// with what was posted kept beside the reason it was not
+			// recorded.
 			form.Err, form.Conflict = "Nothing was recorded: "+e.Message+".", true
 			return c.applicantPage(w, r, wire.Status(err), form)
 		}
